@@ -1,0 +1,55 @@
+"""bayesmv: Bayesian multi-view kernel learning on JAX.
+
+Importing bayesmv turns on JAX's float64 mode (``jax_enable_x64``): the M3LAK Gibbs
+conditionals (Cholesky factors of precision matrices, GIG/inverse-Gaussian draws) and the
+kernel solves need double precision. Kernel functions keep the dtype of their inputs, so
+float32 arrays stay float32.
+"""
+
+from importlib import import_module
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+from . import datasets, diagnostics, kernels  # noqa: E402
+from .diagnostics import FitTrace, check_convergence, summary, to_inference_data  # noqa: E402
+
+__version__ = "0.1.0"
+
+# Estimators are imported on first use so that `import bayesmv` stays light.
+_ESTIMATORS = {
+    "M3LAKClassifier": "bayesmv.m3lak",
+    "MVMLClassifier": "bayesmv.mvml",
+    "MVMLRegressor": "bayesmv.mvml",
+    "MKC": "bayesmv.mkc",
+    "complete_views": "bayesmv.mkc",
+    "ONORMA": "bayesmv.onorma",
+    "MONORMA": "bayesmv.onorma",
+    "OVKRidge": "bayesmv.onorma",
+    "MVLClassifier": "bayesmv.mvl",
+    "MVLRegressor": "bayesmv.mvl",
+}
+
+
+def __getattr__(name):
+    if name in _ESTIMATORS:
+        return getattr(import_module(_ESTIMATORS[name]), name)
+    raise AttributeError(f"module 'bayesmv' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_ESTIMATORS))
+
+
+__all__ = [
+    "FitTrace",
+    "__version__",
+    "check_convergence",
+    "datasets",
+    "diagnostics",
+    "kernels",
+    "summary",
+    "to_inference_data",
+    *_ESTIMATORS,
+]

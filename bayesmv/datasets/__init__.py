@@ -1,0 +1,22 @@
+"""Multi-view data: the bundled mfeat set, validation, splits and the papers' generators."""
+
+from ._generators import make_latent_views, make_mkc_toy, make_multitask, make_mvml_toy
+from ._mfeat import MFEAT_VIEWS, load_mfeat
+from ._split import MultiViewStandardScaler, drop_views, standardize_views, train_test_split_views
+from ._validation import check_positive, check_views, observed_mask
+
+__all__ = [
+    "MFEAT_VIEWS",
+    "MultiViewStandardScaler",
+    "check_positive",
+    "check_views",
+    "drop_views",
+    "load_mfeat",
+    "make_latent_views",
+    "make_mkc_toy",
+    "make_multitask",
+    "make_mvml_toy",
+    "observed_mask",
+    "standardize_views",
+    "train_test_split_views",
+]

@@ -1,0 +1,228 @@
+"""One diagnostics layer for every estimator: ArviZ conversion, summaries and convergence checks.
+
+MCMC fits become ``arviz.InferenceData``; deterministic fits keep a ``FitTrace`` (final
+estimates + per-iteration traces such as the objective). ``summary`` and ``check_convergence``
+accept either, so notebooks treat all methods alike.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", FutureWarning)  # ArviZ's refactor notice at import
+    import arviz as az
+
+__all__ = [
+    "ConvergenceReport",
+    "FitTrace",
+    "VariableDiagnostics",
+    "check_convergence",
+    "summary",
+    "to_inference_data",
+]
+
+
+@dataclass
+class FitTrace:
+    """Result container of a deterministic / MAP fit.
+
+    ``estimates`` maps names to final arrays; ``traces`` maps names to per-iteration 1-D arrays
+    (``"objective"`` is the one convergence is judged on); ``converged`` is the optimiser's own
+    verdict (``None`` when it has none, e.g. online learners).
+    """
+
+    estimates: dict = field(default_factory=dict)
+    traces: dict = field(default_factory=dict)
+    converged: bool | None = None
+    method: str = ""
+
+    @property
+    def objective(self):
+        return np.asarray(self.traces.get("objective", np.empty(0)))
+
+    @property
+    def n_iter(self) -> int:
+        return int(max((len(np.atleast_1d(t)) for t in self.traces.values()), default=0))
+
+    def to_inference_data(self) -> az.InferenceData:
+        """InferenceData with the estimates as a one-draw ``posterior`` and each trace in
+        ``sample_stats`` along ``draw`` (one draw per iteration, one chain)."""
+        post = {k: np.asarray(v)[None, None, ...] for k, v in self.estimates.items()}
+        stats = {k: np.asarray(v)[None, :] for k, v in self.traces.items()}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return az.from_dict(posterior=post or None, sample_stats=stats or None)
+
+
+def to_inference_data(mcmc, observed_data=None, posterior_predictive=None, coords=None, dims=None,
+                      extra_sample_stats=None) -> az.InferenceData:
+    """Convert a ``numpyro.infer.MCMC`` run to ``arviz.InferenceData``.
+
+    Keeps NumPyro's sample statistics (``diverging``, ``accept_prob``, ``num_steps``, …) and adds
+    ``extra_sample_stats`` (arrays shaped ``(chain, draw, ...)``) and ``observed_data``
+    (a dict of arrays).
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        idata = az.from_numpyro(mcmc, coords=coords, dims=dims, posterior_predictive=posterior_predictive)
+        if extra_sample_stats:
+            extra = az.from_dict(sample_stats={k: np.asarray(v) for k, v in extra_sample_stats.items()})
+            if "sample_stats" in idata.groups():
+                idata.sample_stats = idata.sample_stats.assign(
+                    {k: extra.sample_stats[k] for k in extra.sample_stats.data_vars}
+                )
+            else:
+                idata.add_groups(sample_stats=extra.sample_stats)
+        if observed_data:
+            obs = az.from_dict(observed_data={k: np.asarray(v) for k, v in observed_data.items()})
+            if "observed_data" in idata.groups():
+                del idata.observed_data
+            idata.add_groups(observed_data=obs.observed_data)
+    return idata
+
+
+def summary(data, var_names=None, **kwargs):
+    """``arviz.summary`` for InferenceData; for a ``FitTrace`` a table of final estimates
+    (mean, sd, min, max of each array) plus the last value of each trace."""
+    if isinstance(data, FitTrace):
+        import pandas as pd
+
+        rows = {}
+        for name, value in data.estimates.items():
+            if var_names is not None and name not in var_names:
+                continue
+            arr = np.asarray(value, dtype=float)
+            rows[name] = {"mean": arr.mean(), "sd": arr.std(), "min": arr.min(), "max": arr.max(),
+                          "size": arr.size}
+        for name, trace in data.traces.items():
+            trace = np.asarray(trace, dtype=float)
+            if trace.size:
+                rows[f"{name}[final]"] = {"mean": trace[-1], "sd": 0.0, "min": trace.min(),
+                                          "max": trace.max(), "size": trace.size}
+        return pd.DataFrame.from_dict(rows, orient="index")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return az.summary(data, var_names=var_names, **kwargs)
+
+
+@dataclass
+class VariableDiagnostics:
+    """Worst-case diagnostics of one variable over its elements."""
+
+    name: str
+    r_hat: float
+    ess_bulk: float
+    ess_tail: float
+    passed: bool
+
+
+@dataclass
+class ConvergenceReport:
+    """Per-variable convergence verdict; ``str(report)`` is a readable table."""
+
+    variables: list
+    rhat_max: float
+    ess_min: float
+    divergences: int = 0
+    n_chains: int = 0
+    n_draws: int = 0
+    notes: list = field(default_factory=list)  # problems: any note fails the report
+    info: list = field(default_factory=list)  # remarks that do not fail it
+
+    @property
+    def passed(self) -> bool:
+        return all(v.passed for v in self.variables) and self.divergences == 0 and not self.notes
+
+    @property
+    def failed(self) -> list:
+        return [v.name for v in self.variables if not v.passed]
+
+    def to_dataframe(self):
+        import pandas as pd
+
+        return pd.DataFrame([vars(v) for v in self.variables]).set_index("name")
+
+    def __str__(self) -> str:
+        width = max([len(v.name) for v in self.variables] + [8])
+        lines = [
+            f"Convergence report ({self.n_chains} chain(s) x {self.n_draws} draw(s); "
+            f"r_hat <= {self.rhat_max}, ESS >= {self.ess_min})",
+            f"{'variable':<{width}}  {'r_hat':>7}  {'ess_bulk':>9}  {'ess_tail':>9}  status",
+        ]
+        for v in self.variables:
+            lines.append(
+                f"{v.name:<{width}}  {v.r_hat:>7.3f}  {v.ess_bulk:>9.1f}  {v.ess_tail:>9.1f}  "
+                f"{'ok' if v.passed else 'FAIL'}"
+            )
+        lines.append(f"divergent transitions: {self.divergences}")
+        lines.extend(self.notes + self.info)
+        lines.append("PASSED" if self.passed else "NOT CONVERGED")
+        return "\n".join(lines)
+
+    _repr_pretty_ = lambda self, p, cycle: p.text(str(self))  # noqa: E731  (IPython display)
+
+
+def _worst(ds, name, reducer):
+    values = np.asarray(ds[name].values, dtype=float).ravel()
+    values = values[np.isfinite(values)]
+    return float(reducer(values)) if values.size else float("nan")
+
+
+def _trace_report(trace: FitTrace, rhat_max, ess_min) -> ConvergenceReport:
+    notes = []
+    variables = []
+    for name, values in trace.traces.items():
+        values = np.asarray(values, dtype=float)
+        finite = bool(np.isfinite(values).all()) and values.size > 0
+        variables.append(VariableDiagnostics(name, float("nan"), float("nan"), float("nan"), finite))
+        if not finite:
+            notes.append(f"trace {name!r} is empty or not finite")
+    for name, value in trace.estimates.items():
+        if not np.isfinite(np.asarray(value, dtype=float)).all():
+            notes.append(f"estimate {name!r} is not finite")
+    if trace.converged is False:
+        notes.append(f"{trace.method or 'optimiser'} stopped before reaching its tolerance")
+    return ConvergenceReport(variables, rhat_max, ess_min, 0, 1, trace.n_iter, notes)
+
+
+def check_convergence(data, rhat_max=1.01, ess_min=400, var_names=None) -> ConvergenceReport:
+    """r̂, bulk and tail ESS (worst element of each variable) and divergences, against thresholds.
+
+    Accepts ``arviz.InferenceData`` (MCMC) or a ``FitTrace`` (deterministic fits: finite traces
+    and the optimiser's own convergence flag are checked; r̂/ESS do not apply and show as NaN).
+    """
+    if isinstance(data, FitTrace):
+        return _trace_report(data, rhat_max, ess_min)
+    if not isinstance(data, az.InferenceData) or "posterior" not in data.groups():
+        raise TypeError("check_convergence needs an arviz.InferenceData with a posterior group or a FitTrace")
+    post = data.posterior
+    names = list(post.data_vars) if var_names is None else list(var_names)
+    missing = [n for n in names if n not in post.data_vars]
+    if missing:
+        raise ValueError(f"var_names {missing} are not in the posterior (have {list(post.data_vars)})")
+    n_chains, n_draws = int(post.sizes["chain"]), int(post.sizes["draw"])
+    notes = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sub = post[names]
+        rhat = az.rhat(sub)
+        ess_bulk = az.ess(sub, method="bulk")
+        ess_tail = az.ess(sub, method="tail")
+    variables = []
+    for name in names:
+        if not np.isfinite(np.asarray(post[name].values, dtype=float)).all():
+            notes.append(f"variable {name!r} has non-finite draws")
+        r = _worst(rhat, name, np.max)
+        eb = _worst(ess_bulk, name, np.min)
+        et = _worst(ess_tail, name, np.min)
+        ok = np.isfinite(r) and r <= rhat_max and eb >= ess_min and et >= ess_min
+        variables.append(VariableDiagnostics(name, r, eb, et, bool(ok)))
+    divergences = 0
+    if "sample_stats" in data.groups() and "diverging" in data.sample_stats:
+        divergences = int(np.asarray(data.sample_stats["diverging"].values).sum())
+    info = ["single chain: r_hat is the split-chain r_hat only; run >= 2 chains"] if n_chains < 2 else []
+    return ConvergenceReport(variables, rhat_max, ess_min, divergences, n_chains, n_draws, notes, info)
