@@ -1,0 +1,181 @@
+"""Bundled data, the shared view validator, splits and the papers' generators."""
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import cross_val_score
+from sklearn.svm import SVC
+
+from bayesmv import datasets as D
+from bayesmv import kernels as K
+
+
+def test_load_mfeat_views_and_labels():
+    Xs, y = D.load_mfeat()
+    assert [X.shape for X in Xs] == [(2000, 76), (2000, 216), (2000, 64), (2000, 240), (2000, 47), (2000, 6)]
+    assert all(X.dtype == np.float64 for X in Xs)
+    assert y.dtype == np.int64 and np.array_equal(np.bincount(y), np.full(10, 200))
+    sub, y2 = D.load_mfeat(["kar", 0])
+    np.testing.assert_array_equal(sub[0], Xs[2])
+    np.testing.assert_array_equal(sub[1], Xs[0])
+    np.testing.assert_array_equal(y, y2)
+    with pytest.raises(ValueError, match="unknown mfeat view"):
+        D.load_mfeat(["nope"])
+    with pytest.raises(ValueError, match="at least one view"):
+        D.load_mfeat([])
+
+
+def _views():
+    rng = np.random.default_rng(0)
+    return [rng.random((6, 3)), rng.random((6, 2))]
+
+
+@pytest.mark.parametrize(
+    "make, kwargs, exc, match",
+    [
+        (lambda v: v[0], {}, ValueError, "list of 2-D arrays"),
+        (lambda v: [], {}, ValueError, "at least 1"),
+        (lambda v: [v[0], v[1][:5]], {}, ValueError, r"same number of samples, got \[6, 5\]"),
+        (lambda v: [v[0], v[1][:, 0]], {}, ValueError, r"Xs\[1\] must be 2-D"),
+        (lambda v: [v[0], np.empty((6, 0))], {}, ValueError, r"Xs\[1\] is an empty view"),
+        (lambda v: [np.empty((0, 3))], {}, ValueError, r"Xs\[0\] has 0 samples"),
+        (lambda v: [v[0], np.where(np.eye(6, 2) > 0, np.nan, v[1])], {}, ValueError, r"Xs\[1\] contains NaN"),
+        (lambda v: [v[0], np.where(np.eye(6, 2) > 0, np.inf, v[1])], {"allow_missing": True}, ValueError, "inf"),
+        (lambda v: [v[0], np.where(np.eye(6, 2) > 0, np.nan, v[1])], {"allow_missing": True}, ValueError,
+         "partially-NaN"),
+        (lambda v: [np.full((6, 3), np.nan), v[1]], {"allow_missing": True}, ValueError, "missing for every sample"),
+        (lambda v: [np.array([["a", "b"]] * 6)], {}, TypeError, "numeric"),
+        (lambda v: [np.array([[object()]] * 6)], {}, TypeError, "numeric"),
+        (lambda v: v, {"n_features": (3, 4)}, ValueError, r"Xs\[1\] has 2 features but the estimator was fitted with 4"),
+        (lambda v: v, {"n_features": (3,)}, ValueError, "fitted with 1"),
+        (lambda v: v, {"min_views": 3}, ValueError, "at least 3"),
+    ],
+)
+def test_check_views_errors_name_the_problem(make, kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        D.check_views(make(_views()), **kwargs)
+
+
+def test_check_views_missing_samples_and_labels():
+    v = _views()
+    v[0][2] = np.nan
+    v[1][4] = np.nan
+    out, y = D.check_views(v, np.arange(6), allow_missing=True)
+    assert len(out) == 2 and y.shape == (6,)
+    np.testing.assert_array_equal(D.observed_mask(out), [[1, 1, 0, 1, 1, 1], [1, 1, 1, 1, 0, 1]])
+    v[1][2] = np.nan
+    with pytest.raises(ValueError, match="sample 2 of Xs is missing from every view"):
+        D.check_views(v, allow_missing=True)
+    with pytest.raises(ValueError, match="y has 5 entries"):
+        D.check_views(_views(), np.arange(5))
+    with pytest.raises(ValueError, match="y contains NaN"):
+        D.check_views(_views(), np.array([0, 1, np.nan, 1, 0, 1]))
+    with pytest.raises(ValueError, match="y must be 1-D"):
+        D.check_views(_views(), np.zeros((6, 2)))
+    _, ys = D.check_views(_views(), np.array(list("abcabc")))
+    assert ys.dtype.kind == "U"
+
+
+def test_check_positive():
+    assert D.check_positive("C", 2.0) == 2.0
+    assert D.check_positive("n", 0, allow_zero=True, integer=True) == 0
+    for bad in (0, -1, np.nan, np.inf, "1", True, None):
+        with pytest.raises(ValueError, match="C must be"):
+            D.check_positive("C", bad)
+    with pytest.raises(ValueError, match="integer"):
+        D.check_positive("n", 1.5, integer=True)
+
+
+def test_split_and_standardize_views():
+    Xs, y = D.load_mfeat(["fou", "mor"])
+    tr, te, ytr, yte = D.train_test_split_views(Xs, y, test_size=0.25, seed=1)
+    assert tr[0].shape == (1500, 76) and te[1].shape == (500, 6) and len(ytr) == 1500
+    assert np.array_equal(np.bincount(yte), np.full(10, 50))  # stratified
+    # rows stay aligned across views
+    idx = np.flatnonzero((Xs[0] == te[0][0]).all(1))
+    assert len(idx) == 1 and np.array_equal(Xs[1][idx[0]], te[1][0])
+    s_tr, s_te = D.standardize_views(tr, te)
+    np.testing.assert_allclose(s_tr[0].mean(0), 0, atol=1e-10)
+    nonconst = tr[1].std(0) > 0
+    np.testing.assert_allclose(s_tr[1].std(0)[nonconst], 1, atol=1e-10)
+    np.testing.assert_allclose(s_te[0], (te[0] - tr[0].mean(0)) / tr[0].std(0), atol=1e-10)
+    miss = D.drop_views(tr, 0.3, seed=0)
+    scaled = D.MultiViewStandardScaler().fit_transform(miss)
+    assert np.isnan(scaled[0]).all(1).sum() == np.isnan(miss[0]).all(1).sum()
+    np.testing.assert_allclose(np.nanmean(scaled[0], 0), 0, atol=1e-10)
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        D.MultiViewStandardScaler().transform(tr)
+
+
+def test_drop_views_keeps_one_view_per_sample():
+    Xs = [np.random.default_rng(v).random((200, 3)) for v in range(4)]
+    out = D.drop_views(Xs, 0.5, seed=3, n_missing=3)
+    obs = D.observed_mask(out)
+    assert obs.any(0).all()
+    assert (obs.sum(0) == 1).sum() == 100 and (obs.sum(0) == 4).sum() == 100
+    assert not np.isnan(Xs[0]).any()  # input untouched
+    np.testing.assert_array_equal(D.drop_views(Xs, 0.5, seed=3, n_missing=3)[2], out[2])
+    with pytest.raises(ValueError, match="n_missing"):
+        D.drop_views(Xs, 0.5, n_missing=4)
+    with pytest.raises(ValueError, match="fraction"):
+        D.drop_views(Xs, 1.5)
+
+
+def test_make_latent_views_is_nonlinear():
+    Xs, y = D.make_latent_views(n_samples=400, n_views=2, n_features=8, seed=0)
+    Z = np.hstack(Xs)
+    lin = cross_val_score(LogisticRegression(max_iter=2000), Z, y, cv=5).mean()
+    rbf = cross_val_score(SVC(kernel="rbf", gamma="scale"), Z, y, cv=5).mean()
+    assert lin < 0.65 and rbf > 0.85, (lin, rbf)
+    Xs2, y2 = D.make_latent_views(n_samples=50, n_views=3, n_features=[3, 4, 5], rule="xor", seed=1)
+    assert [X.shape[1] for X in Xs2] == [3, 4, 5] and set(np.unique(y2)) == {0, 1}
+    with pytest.raises(ValueError, match="rule"):
+        D.make_latent_views(rule="spiral")
+
+
+def test_make_mvml_toy_second_view_is_shear_then_rotation():
+    (X1, X2), y = D.make_mvml_toy(n_samples=60, shear=1.5, angle=0.7, seed=0)
+    S = np.array([[1.0, 1.5], [0.0, 1.0]])
+    R = np.array([[np.cos(0.7), -np.sin(0.7)], [np.sin(0.7), np.cos(0.7)]])
+    np.testing.assert_allclose(X2, X1 @ (R @ S).T, atol=1e-12)
+    assert np.bincount(y).tolist() == [30, 30]
+
+
+@pytest.mark.parametrize("name", ["TOYL", "TOYG1", "TOYG0.1", "TOYLG1"])
+def test_make_mkc_toy_structure(name):
+    Ks, Xs = D.make_mkc_toy(name, seed=0)
+    assert len(Ks) == 5 and all(K_.shape == (100, 100) for K_ in Ks)
+    assert [X.shape[1] for X in Xs] == [5, 5, 10, 10, 10]
+    assert all(np.abs(X[:10]).max() <= 1 for X in Xs)
+    # views 3-5 share one combination matrix of their 10 basis points (unique in 10-D)
+    A = np.linalg.solve(Xs[2][:10].T, Xs[2][10:].T).T
+    assert A.min() >= 0 and A.max() <= 1
+    np.testing.assert_allclose(Xs[3][10:], A @ Xs[3][:10], atol=1e-8)
+    np.testing.assert_allclose(Xs[4][10:], A @ Xs[4][:10], atol=1e-8)
+    for K_ in Ks:
+        assert np.linalg.eigvalsh(K_).min() > -1e-8
+    if name == "TOYL":
+        np.testing.assert_allclose(Ks[0], Xs[0] @ Xs[0].T, atol=1e-12)
+        assert np.linalg.matrix_rank(Ks[2]) == 10
+    if name == "TOYG0.1":
+        np.testing.assert_allclose(Ks[3], np.asarray(K.rbf_kernel(Xs[3], gamma=50.0)), atol=1e-12)
+    with pytest.raises(ValueError, match="name"):
+        D.make_mkc_toy("TOY?")
+
+
+def test_make_multitask_outputs_are_linear_in_phi():
+    X, Y = D.make_multitask(n_samples=300, n_tasks=4, seed=2)
+    assert X.shape == (300, 20) and Y.shape == (300, 4) and X.min() >= 0 and X.max() <= 1
+    x1, x2, x3, x4, x5 = X[:, :5].T
+    phi = np.stack([x1**2, x4**2, x1 * x2, x3 * x5, x2, x4, np.ones(300)], 1)
+    W, res, *_ = np.linalg.lstsq(phi, Y, rcond=None)
+    np.testing.assert_allclose(phi @ W, Y, atol=1e-10)
+    # task weights w^i ~ N(0, diag(0.5, 0.25, 0.1, 0.05, 0.15, 0.1, 0.15)): recover them per task
+    X, Y = D.make_multitask(n_samples=30, n_tasks=4000, seed=0)
+    x1, x2, x3, x4, x5 = X[:, :5].T
+    phi = np.stack([x1**2, x4**2, x1 * x2, x3 * x5, x2, x4, np.ones(30)], 1)
+    W = np.linalg.lstsq(phi, Y, rcond=None)[0]
+    np.testing.assert_allclose(W.var(axis=1), [0.5, 0.25, 0.1, 0.05, 0.15, 0.1, 0.15], rtol=0.1)
+    np.testing.assert_allclose(W.mean(axis=1), 0, atol=0.05)
