@@ -14,6 +14,7 @@ jax.config.update("jax_enable_x64", True)
 
 from . import datasets, diagnostics, kernels  # noqa: E402
 from .diagnostics import FitTrace, check_convergence, summary, to_inference_data  # noqa: E402
+from .persistence import load  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -49,6 +50,7 @@ __all__ = [
     "datasets",
     "diagnostics",
     "kernels",
+    "load",
     "summary",
     "to_inference_data",
     *_ESTIMATORS,

@@ -7,10 +7,24 @@ from sklearn.exceptions import NotFittedError
 
 from .datasets import check_views
 
-__all__ = ["MultiViewMixin", "encode_labels", "one_vs_rest_targets"]
+__all__ = ["MultiViewMixin", "PersistenceMixin", "encode_labels", "one_vs_rest_targets"]
 
 
-class MultiViewMixin:
+class PersistenceMixin:
+    """``est.save(path)``; read back with ``bayesmv.load(path)`` (no pickle, see ``bayesmv.persistence``).
+
+    Attributes named in the class attribute ``_persistence_exclude`` are not saved.
+    """
+
+    _persistence_exclude: tuple = ()
+
+    def save(self, path):
+        from .persistence import save
+
+        return save(self, path)
+
+
+class MultiViewMixin(PersistenceMixin):
     """Fit/predict-time validation of a list of views for scikit-learn style estimators.
 
     ``fit`` calls ``_validate_fit(Xs, y)``, which records ``n_views_`` and

@@ -1,0 +1,270 @@
+"""Saving and loading fitted estimators without pickle.
+
+A saved fit is one zip archive:
+
+- ``header.json``: format name and version, the bayesmv version that wrote it, the estimator's
+  class, its constructor parameters and its fitted state as a JSON tree;
+- ``arrays.npz``: every array of that tree (read back with ``allow_pickle=False``);
+- ``idata_<k>.nc``: each ``arviz.InferenceData`` as netCDF (HDF5).
+
+Only bayesmv's own classes (estimators, kernel and config dataclasses, named tuples) can be
+rebuilt, looked up by name inside the ``bayesmv`` package; nothing in a file is ever executed
+or unpickled, so a crafted file can at worst fail to load.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import io
+import json
+import os
+import tempfile
+import zipfile
+
+import numpy as np
+
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load", "save"]
+
+FORMAT_NAME = "bayesmv-estimator"
+FORMAT_VERSION = 1
+
+
+def _bayesmv_version():
+    from . import __version__
+
+    return __version__
+
+
+def _qualname(obj_type):
+    return f"{obj_type.__module__}:{obj_type.__qualname__}"
+
+
+def _resolve(qualname):
+    """Find a class by ``module:name`` — only inside the bayesmv package."""
+    if not isinstance(qualname, str) or ":" not in qualname:
+        raise ValueError(f"malformed class reference {qualname!r} in the file")
+    module, name = qualname.split(":", 1)
+    if module != "bayesmv" and not module.startswith("bayesmv."):
+        raise ValueError(f"the file refers to {qualname!r}, outside bayesmv; refusing to load it")
+    obj = importlib.import_module(module)
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None or part.startswith("__"):
+            raise ValueError(f"the file refers to unknown class {qualname!r}")
+    if not isinstance(obj, type):
+        raise ValueError(f"{qualname!r} is not a class")
+    return obj
+
+
+class _Encoder:
+    def __init__(self):
+        self.arrays = {}
+        self.idatas = []
+
+    def encode(self, value, where):
+        import arviz as az
+        import jax
+
+        from .diagnostics import FitTrace
+        from .kernels.pairwise import KERNELS, Kernel
+
+        if value is None or isinstance(value, (bool, str)):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return {"__float__": repr(value)} if isinstance(value, float) else value
+        if isinstance(value, np.generic):
+            return self.encode(np.asarray(value)[()].item() if value.dtype.kind != "U" else str(value), where)
+        if isinstance(value, (np.ndarray, jax.Array)):
+            arr = np.asarray(value)
+            if arr.dtype.kind not in "biufcUS":
+                raise TypeError(f"cannot save {where}: arrays of dtype {arr.dtype} are not supported")
+            key = f"a{len(self.arrays)}"
+            self.arrays[key] = arr
+            return {"__array__": key, "jax": isinstance(value, jax.Array)}
+        if isinstance(value, az.InferenceData):
+            self.idatas.append(value)
+            return {"__idata__": len(self.idatas) - 1}
+        if isinstance(value, FitTrace):
+            return {"__fittrace__": {f.name: self.encode(getattr(value, f.name), f"{where}.{f.name}")
+                                     for f in dataclasses.fields(value)}}
+        if isinstance(value, Kernel):
+            name = next((k for k, fn in KERNELS.items() if fn is value.fn), None)
+            if name is None:
+                raise TypeError(f"cannot save {where}: kernel {value.fn!r} is a custom callable")
+            return {"__kernel__": name, "params": self.encode(dict(value.params), where)}
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            _check_ours(type(value), where)
+            fields = {f.name: self.encode(getattr(value, f.name), f"{where}.{f.name}")
+                      for f in dataclasses.fields(value) if f.init}
+            return {"__dataclass__": _qualname(type(value)), "fields": fields}
+        if isinstance(value, tuple) and hasattr(value, "_fields"):
+            _check_ours(type(value), where)
+            return {"__namedtuple__": _qualname(type(value)),
+                    "fields": {k: self.encode(getattr(value, k), f"{where}.{k}") for k in value._fields}}
+        if isinstance(value, tuple):
+            return {"__tuple__": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value)]}
+        if isinstance(value, list):
+            return [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        if isinstance(value, dict):
+            if not all(isinstance(k, str) for k in value):
+                raise TypeError(f"cannot save {where}: dict keys must be strings")
+            return {"__dict__": {k: self.encode(v, f"{where}[{k!r}]") for k, v in value.items()}}
+        if callable(value) and getattr(value, "__name__", None) in KERNELS and KERNELS[value.__name__] is value:
+            return {"__kernel_fn__": value.__name__}
+        if isinstance(value, type):
+            _check_ours(value, where)
+            return {"__class__": _qualname(value)}
+        raise TypeError(f"cannot save {where}: values of type {type(value).__name__} are not supported")
+
+
+def _check_ours(cls, where):
+    if not cls.__module__.startswith("bayesmv"):
+        raise TypeError(f"cannot save {where}: {cls.__qualname__} is not a bayesmv class")
+
+
+class _Decoder:
+    def __init__(self, arrays, idatas):
+        self.arrays = arrays
+        self.idatas = idatas
+
+    def decode(self, node):
+        import jax.numpy as jnp
+
+        from .diagnostics import FitTrace
+        from .kernels.pairwise import KERNELS, get_kernel
+
+        if node is None or isinstance(node, (bool, int, str)):
+            return node
+        if isinstance(node, list):
+            return [self.decode(v) for v in node]
+        if not isinstance(node, dict) or len(node) == 0:
+            raise ValueError(f"malformed node in the file: {node!r}")
+        if "__float__" in node:
+            return float(node["__float__"])
+        if "__array__" in node:
+            arr = self.arrays[node["__array__"]]
+            return jnp.asarray(arr) if node.get("jax") else arr
+        if "__idata__" in node:
+            return self.idatas[int(node["__idata__"])]
+        if "__fittrace__" in node:
+            return FitTrace(**{k: self.decode(v) for k, v in node["__fittrace__"].items()})
+        if "__kernel__" in node:
+            if node["__kernel__"] not in KERNELS:
+                raise ValueError(f"unknown kernel {node['__kernel__']!r} in the file")
+            return get_kernel(node["__kernel__"], **self.decode(node["params"]))
+        if "__kernel_fn__" in node:
+            return KERNELS[node["__kernel_fn__"]]
+        if "__dataclass__" in node:
+            cls = _resolve(node["__dataclass__"])
+            if not dataclasses.is_dataclass(cls):
+                raise ValueError(f"{node['__dataclass__']!r} is not a dataclass")
+            return cls(**{k: self.decode(v) for k, v in node["fields"].items()})
+        if "__namedtuple__" in node:
+            cls = _resolve(node["__namedtuple__"])
+            if not (issubclass(cls, tuple) and hasattr(cls, "_fields")):
+                raise ValueError(f"{node['__namedtuple__']!r} is not a named tuple")
+            return cls(**{k: self.decode(v) for k, v in node["fields"].items()})
+        if "__tuple__" in node:
+            return tuple(self.decode(v) for v in node["__tuple__"])
+        if "__dict__" in node:
+            return {k: self.decode(v) for k, v in node["__dict__"].items()}
+        if "__class__" in node:
+            return _resolve(node["__class__"])
+        raise ValueError(f"malformed node in the file: {sorted(node)}")
+
+
+def _estimator_state(estimator):
+    params = estimator.get_params(deep=False)
+    exclude = set(getattr(estimator, "_persistence_exclude", ()))
+    state = {k: v for k, v in vars(estimator).items() if k not in params and k not in exclude}
+    return params, state
+
+
+def save(estimator, path):
+    """Write a fitted (or unfitted) bayesmv estimator to ``path`` (a zip archive, no pickle)."""
+    from sklearn.base import BaseEstimator
+
+    if not isinstance(estimator, BaseEstimator):
+        raise TypeError(f"save expects a bayesmv estimator, got {type(estimator).__name__}")
+    _check_ours(type(estimator), "estimator")
+    params, state = _estimator_state(estimator)
+    enc = _Encoder()
+    header = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "bayesmv_version": _bayesmv_version(),
+        "class": _qualname(type(estimator)),
+        "params": {k: enc.encode(v, f"parameter {k!r}") for k, v in params.items()},
+        "state": {k: enc.encode(v, f"attribute {k!r}") for k, v in state.items()},
+    }
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **enc.arrays)
+    with zipfile.ZipFile(os.fspath(path), "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("header.json", json.dumps(header))
+        zf.writestr("arrays.npz", buf.getvalue())
+        with tempfile.TemporaryDirectory() as tmp:
+            for i, idata in enumerate(enc.idatas):
+                nc = os.path.join(tmp, f"idata_{i}.nc")
+                idata.to_netcdf(nc)
+                zf.write(nc, f"idata_{i}.nc")
+    return path
+
+
+def _check_header(header):
+    if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
+        raise ValueError("not a bayesmv estimator file (missing or wrong 'format' in header.json)")
+    version = header.get("format_version")
+    if version != FORMAT_VERSION:
+        raise ValueError(
+            f"file format version {version!r} is not supported by bayesmv {_bayesmv_version()} "
+            f"(supports {FORMAT_VERSION}); load it with the bayesmv version that wrote it "
+            f"({header.get('bayesmv_version', 'unknown')}) and refit or re-save"
+        )
+    written = str(header.get("bayesmv_version", ""))
+    if written.split(".")[:1] != _bayesmv_version().split(".")[:1]:
+        raise ValueError(
+            f"file written by bayesmv {written or 'unknown'}, incompatible with installed "
+            f"bayesmv {_bayesmv_version()} (major versions differ)"
+        )
+
+
+def load(path):
+    """Load an estimator written by ``save``/``est.save``; predictions equal the saved fit's."""
+    import arviz as az
+    from sklearn.base import BaseEstimator
+
+    try:
+        zf = zipfile.ZipFile(os.fspath(path))
+    except zipfile.BadZipFile as exc:
+        raise ValueError(f"{path} is not a bayesmv estimator file (not a zip archive)") from exc
+    with zf:
+        names = set(zf.namelist())
+        if "header.json" not in names or "arrays.npz" not in names:
+            raise ValueError(f"{path} is not a bayesmv estimator file (header.json/arrays.npz missing)")
+        try:
+            header = json.loads(zf.read("header.json"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: header.json is not valid JSON") from exc
+        _check_header(header)
+        with np.load(io.BytesIO(zf.read("arrays.npz")), allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+        idatas = []
+        with tempfile.TemporaryDirectory() as tmp:
+            i = 0
+            while f"idata_{i}.nc" in names:
+                target = os.path.join(tmp, f"idata_{i}.nc")
+                with open(target, "wb") as fh:
+                    fh.write(zf.read(f"idata_{i}.nc"))
+                idata = az.from_netcdf(target)
+                idata.load()  # read into memory before the temporary file goes away
+                idatas.append(idata)
+                i += 1
+    cls = _resolve(header["class"])
+    if not issubclass(cls, BaseEstimator):
+        raise ValueError(f"{header['class']!r} is not an estimator class")
+    dec = _Decoder(arrays, idatas)
+    est = cls(**{k: dec.decode(v) for k, v in header["params"].items()})
+    for k, v in header["state"].items():
+        setattr(est, k, dec.decode(v))
+    return est
