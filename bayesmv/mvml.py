@@ -1,0 +1,904 @@
+"""MVML: multi-view metric learning in vector-valued kernel spaces (Huusari, Kadri, Capponi).
+
+Paper ``000_…`` (Algorithm 1, eqs. 6–18). The multi-view kernel is ``K = H A H`` (eq. 5) with
+``H = blockdiag(K_1..K_V)`` and a learned block metric ``A``. With the change of variable
+``g = A H c`` the problem becomes (7)/(13)
+
+    min_{g, A, w}  ||y - (w' ⊗ I_n) U g||² + λ <g, A⁺ g> + η ||A||_F²      (A ≻ 0)
+
+and MVML alternates a g-step (8/15), an optional w-step (10/17) and an A-step: a gradient
+step (9/16) or, for the block-sparse variant (11)/(14), a proximal group-lasso step on the
+view-pair blocks (12/18).
+
+One engine serves both of the paper's versions, written in terms of per-view feature blocks
+``U_v`` (``n x q``) and a metric ``Ã`` (``Vq x Vq``, view-major blocks):
+
+* full path (Algorithm 1a), used when the Nyström level is ``p = n`` (``nystrom=1.0``):
+  ``U_v = K_v`` (the Gram matrix itself) and ``Ã = A``, so (13) *is* (7);
+* block-Nyström path (Algorithm 1b, ``p < n``): ``U_v = K_v[:, S] (K_v[S, S]⁺)^{1/2}`` with
+  one shared landmark set ``S`` (``bayesmv.kernels.block_nystrom``) and ``Ã = U' A U``. Only
+  ``n x p`` kernel columns are ever formed.
+
+Numerics (float64 throughout): the g-step is solved in whichever of two equivalent forms is
+smaller — the dual ``c = (M Ã M' + λI)⁻¹ y``, ``g = Ã M' c`` (an ``n x n`` Cholesky) or the
+primal ``g = L h``, ``(λI + L' M'M L) h = L' M' y`` with ``Ã = L L'`` from ``eigh`` (an
+``N x N`` Cholesky, ``N = Vq``); ``M = (w' ⊗ I_n) U``. Both give ``Ã⁺ g = M' r / λ`` with the
+residual ``r``, so the A-step (9/16) needs no inverse at all. No explicit inverse anywhere;
+pseudo-inverses by ``eigh``. For the learned metric nothing is re-factorised per step: the dual
+form updates ``M Ã M'`` by the rank-one term of (9)/(16); the primal form keeps a growing
+factor ``Ã = L L'`` (``L ← [√(1-2μη) L, √(μλ) z]``), so each step costs one Cholesky.
+
+Note (paper §3.5): on the Nyström path the Frobenius regulariser acts on ``Ã``, not on ``A``,
+so for ``metric="learn"``/``"sparse"`` a block-Nyström fit with ``p = n`` is a different (equally
+valid) problem from the full path; for fixed metrics (``"cov"``, ``"identity"``) the two
+coincide. ``nystrom=1.0`` therefore runs the exact full path (as the reference implementation).
+
+Step size: the A-step starts from ``μ0`` (default as the reference implementation:
+``0.5``, or ``0.45/η`` when ``η >= 1``; ``μ0 η < ½`` is enforced so ``(1 - 2μη) > 0`` and the
+update keeps ``Ã`` symmetric positive definite) and halves ``μ`` until the objective (7)/(13)
+— evaluated after the following exact g-step — does not increase. Hence the recorded
+objective never increases.
+"""
+
+from __future__ import annotations
+
+import numbers
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.linalg as jsl
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+
+from .base import MultiViewMixin, encode_labels, one_vs_rest_targets
+from .datasets import check_positive
+from .diagnostics import FitTrace
+from .kernels import BlockNystrom, NystromFactors, block_nystrom, get_kernel, n_landmarks
+
+__all__ = [
+    "MVMLClassifier",
+    "MVMLRegressor",
+    "a_step",
+    "default_step_size",
+    "g_step",
+    "group_norms",
+    "initial_metric",
+    "mvml_objective",
+    "plot_metric",
+    "prox_group_lasso",
+    "sparse_a_step",
+    "w_step",
+]
+
+METRICS = ("learn", "sparse", "cov", "identity")
+_RCOND = 1e-12  # relative eigenvalue cut-off of the eigh pseudo-inverses
+
+
+# ----------------------------------------------------------------------------------------
+# small pure functions (U: (V, n, q) feature blocks, A: (Vq, Vq) metric, g: (Vq,), w: (V,))
+# ----------------------------------------------------------------------------------------
+
+
+def _design(U, w):
+    """``M = (w' ⊗ I_n) U`` as an ``n x Vq`` matrix (view-major columns)."""
+    V, n, q = U.shape
+    return jnp.transpose(U * w[:, None, None], (1, 0, 2)).reshape(n, V * q)
+
+
+def _apply_M(U, w, g):
+    """``M g = Σ_v w_v U_v g_v``."""
+    V, _, q = U.shape
+    return jnp.einsum("vnq,vq->n", U, g.reshape(V, q) * w[:, None])
+
+
+def _apply_Mt(U, w, c):
+    """``M' c``: block ``v`` is ``w_v U_v' c``."""
+    return (jnp.einsum("vnq,n->vq", U, c) * w[:, None]).ravel()
+
+
+def _mv_gram(U, w, A):
+    M = _design(U, w)
+    K = M @ (A @ M.T)
+    return 0.5 * (K + K.T)
+
+
+_multiview_gram = jax.jit(_mv_gram)
+_multiview_gram.__doc__ = "``M Ã M'``: the w-weighted multi-view kernel ``(w'⊗I) U Ã U' (w⊗I)`` on the training set."
+
+
+@jax.jit
+def _feature_gram(U):
+    """``U' U`` (unweighted, ``Vq x Vq``); the primal form's ``M'M`` is its ``w w'`` block scaling."""
+    V, n, q = U.shape
+    G = jnp.einsum("vnq,unr->vqur", U, U).reshape(V * q, V * q)
+    return 0.5 * (G + G.T)
+
+
+@partial(jax.jit, static_argnums=2)
+def _blockdiag_gram(U, w, full):
+    """``M Ã0 M'`` for the block-diagonal start ``A = I``: ``Σ_v w_v² U_v U_v'`` (full path) or
+    ``Σ_v w_v² (U_v U_v')²`` (Nyström path, ``Ã0 = blockdiag(U_v'U_v)``)."""
+    def one(Uv, wv):
+        K = Uv @ Uv.T
+        return wv * wv * (K if full else K @ K)
+
+    K = jnp.sum(jax.vmap(one)(U, w), axis=0) if U.shape[0] * U.shape[1] ** 2 * 8 < 2**28 else sum(
+        one(U[v], w[v]) for v in range(U.shape[0]))
+    return 0.5 * (K + K.T)
+
+
+def _weight_blocks(G, w, q):
+    ww = jnp.repeat(w, q)
+    return G * ww[:, None] * ww[None, :]
+
+
+def _sqrt_factor(A):
+    """``L`` with ``A = L L'`` (``A`` symmetric PSD) from ``eigh``; tiny/negative eigenvalues dropped."""
+    A = 0.5 * (A + A.T)
+    lam, Q = jnp.linalg.eigh(A)
+    keep = lam > _RCOND * jnp.maximum(jnp.max(jnp.abs(lam)), 1e-300)
+    return Q * jnp.where(keep, jnp.sqrt(jnp.where(keep, lam, 0.0)), 0.0)[None, :]
+
+
+def _solve_dual(U, A, Kw, w, y, lmbda):
+    """Dual g-step: ``c = (M Ã M' + λI)⁻¹ y`` (Cholesky), ``z = M'c = Ã⁺g``, ``g = Ã z``."""
+    n = Kw.shape[0]
+    chol = jnp.linalg.cholesky(Kw + lmbda * jnp.eye(n, dtype=Kw.dtype))
+    c = jsl.cho_solve((chol, True), y)
+    r = lmbda * c
+    z = _apply_Mt(U, w, c)
+    return A @ z, z, jnp.dot(r, r) + lmbda * jnp.dot(c, y - r)  # ||r||² + λ c'Kw c
+
+
+def _solve_primal(U, A, G, w, y, lmbda):
+    """Primal g-step: ``g = L h``, ``(λI + L'M'M L) h = L'M'y`` (Cholesky), ``A = L L'`` (eigh)."""
+    V, _, q = U.shape
+    L = _sqrt_factor(A)
+    P = lmbda * jnp.eye(A.shape[0], dtype=A.dtype) + L.T @ _weight_blocks(G, w, q) @ L
+    chol = jnp.linalg.cholesky(0.5 * (P + P.T))
+    h = jsl.cho_solve((chol, True), L.T @ _apply_Mt(U, w, y))
+    g = L @ h
+    r = y - _apply_M(U, w, g)
+    return g, _apply_Mt(U, w, r) / lmbda, jnp.dot(r, r) + lmbda * jnp.dot(h, h)
+
+
+def _group_norms(A, n_views):
+    N = A.shape[0]
+    q = N // n_views
+    sq = jnp.sum(A.reshape(n_views, q, n_views, q) ** 2, axis=(1, 3))
+    eye = jnp.eye(n_views, dtype=bool)
+    return jnp.sqrt(jnp.where(eye, sq, sq + sq.T))
+
+
+def _penalty(A, eta, metric, n_views):
+    if metric == "learn":
+        return eta * jnp.sum(A * A)
+    if metric == "sparse":
+        return eta * jnp.sum(jnp.triu(_group_norms(A, n_views)))
+    return jnp.zeros((), A.dtype)
+
+
+def _a_step(A, z, mu, lmbda, eta):
+    return (1.0 - 2.0 * mu * eta) * A + (mu * lmbda) * jnp.outer(z, z)
+
+
+def _prox(T, n_views, threshold):
+    N = T.shape[0]
+    q = N // n_views
+    norms = _group_norms(T, n_views)
+    scale = jnp.where(norms > threshold, 1.0 - threshold / jnp.where(norms > 0, norms, 1.0), 0.0)
+    return (T.reshape(n_views, q, n_views, q) * scale[:, None, :, None]).reshape(N, N)
+
+
+@partial(jax.jit, static_argnames=("metric", "form"))
+def _solve(U, A, aux, w, y, lmbda, eta, metric, form):
+    """g-step plus the objective (7)/(13) or (11)/(14); ``aux`` is ``M Ã M'`` (dual) or ``U'U`` (primal)."""
+    solve = _solve_dual if form == "dual" else _solve_primal
+    g, z, fit = solve(U, A, aux, w, y, lmbda)
+    return g, z, fit + _penalty(A, eta, metric, U.shape[0])
+
+
+@partial(jax.jit, static_argnames=("metric", "form"))
+def _trial(U, A, aux, z, w, y, mu, lmbda, eta, metric, form):
+    """One A-step with step ``mu`` (eq. 9/16, or 12/18 for ``"sparse"``; none for ``"fixed"``) followed
+    by the g-step. Returns ``(Ã', aux', g, z, J)``; ``J = inf`` if the step left the PSD cone.
+    ``Ã'`` is a placeholder for fixed metrics (it equals ``A``)."""
+    V = U.shape[0]
+    ok = jnp.array(True)
+    if metric == "fixed":
+        A_try = A
+    elif metric == "learn":
+        A_try = _a_step(A, z, mu, lmbda, eta)
+    else:
+        A_try = _prox(A + (mu * lmbda) * jnp.outer(z, z), V, mu * eta)
+        lam_min = jnp.linalg.eigvalsh(0.5 * (A_try + A_try.T))[0]
+        ok = lam_min >= -1e-10 * A.shape[0] * jnp.maximum(jnp.max(jnp.abs(A_try)), 1e-300)
+    if form == "dual" and metric != "fixed":
+        aux = _mv_gram(U, w, A_try)
+    solve = _solve_dual if form == "dual" else _solve_primal
+    g, z_new, fit = solve(U, A_try, aux, w, y, lmbda)
+    J = fit + _penalty(A_try, eta, metric, V)
+    out_A = jnp.zeros((), A.dtype) if metric == "fixed" else A_try
+    return out_A, aux, g, z_new, jnp.where(ok & jnp.isfinite(J), J, jnp.inf)
+
+
+@jax.jit
+def _trial_learn_dual(U, A, aux, z, g, A_sq, w, y, mu, lmbda, eta):
+    """The learned-metric trial in the dual form without forming ``Ã' = aÃ + b zz'`` (``a = 1 - 2μη``,
+    ``b = μλ``): ``M Ã' M' = a M Ã M' + b (Mz)(Mz)'``, ``Ã' z' = a Ã z' + b z (z·z')`` and
+    ``||Ã'||² = a²||Ã||² + 2ab z'Ãz + b²||z||⁴`` (``Ãz = g``). Returns ``(aux', g', z', J, ||Ã'||²)``."""
+    a = 1.0 - 2.0 * mu * eta
+    b = mu * lmbda
+    m = _apply_M(U, w, z)
+    aux = a * aux + b * jnp.outer(m, m)
+    n = aux.shape[0]
+    chol = jnp.linalg.cholesky(aux + lmbda * jnp.eye(n, dtype=aux.dtype))
+    c = jsl.cho_solve((chol, True), y)
+    r = lmbda * c
+    z_new = _apply_Mt(U, w, c)
+    g_new = a * (A @ z_new) + b * z * jnp.dot(z, z_new)
+    zz = jnp.dot(z, z)
+    sq = a * a * A_sq + 2.0 * a * b * jnp.dot(z, g) + b * b * zz * zz
+    J = jnp.dot(r, r) + lmbda * jnp.dot(c, y - r) + eta * sq
+    return aux, g_new, z_new, jnp.where(jnp.isfinite(J), J, jnp.inf), sq
+
+
+@partial(jax.jit, static_argnums=1)
+def _factor_init(A0, capacity):
+    """``L`` (``N x capacity``, zero-padded) with ``Ã0 = L L'`` from ``eigh``."""
+    L = _sqrt_factor(A0)
+    return jnp.pad(L, ((0, 0), (0, capacity - L.shape[1])))
+
+
+@jax.jit
+def _factor_gram(L, G, w):
+    """``M'M = (w w') ∘ U'U`` and ``B = L' M'M L`` for the factored primal form."""
+    q = G.shape[0] // w.shape[0]
+    Gw = _weight_blocks(G, w, q)
+    B = L.T @ Gw @ L
+    return Gw, 0.5 * (B + B.T)
+
+
+@jax.jit
+def _trial_learn_primal(U, L, B, Gw, k, z, g, A_sq, w, y, mu, lmbda, eta):
+    """The learned-metric trial in the primal form with a growing factor: ``Ã' = aÃ + b zz' = L'L''`` with
+    ``L' = [√a L, √b z]`` (``z`` written into the empty column ``k``), so ``L''M'M L'`` is ``a B`` bordered
+    by ``√(ab) L'M'Mz`` and ``b z'M'Mz`` — one Cholesky per trial, no eigh. Returns
+    ``(L', B', g', z', J, ||Ã'||²)``."""
+    a = 1.0 - 2.0 * mu * eta
+    b = mu * lmbda
+    Gz = Gw @ z
+    border = jnp.sqrt(a * b) * (L.T @ Gz)
+    Lt = (jnp.sqrt(a) * L).at[:, k].set(jnp.sqrt(b) * z)
+    Bt = (a * B).at[k, :].set(border).at[:, k].set(border).at[k, k].set(b * jnp.dot(z, Gz))
+    R = B.shape[0]
+    chol = jnp.linalg.cholesky(lmbda * jnp.eye(R, dtype=B.dtype) + Bt)
+    h = jsl.cho_solve((chol, True), Lt.T @ _apply_Mt(U, w, y))
+    g_new = Lt @ h
+    r = y - _apply_M(U, w, g_new)
+    z_new = _apply_Mt(U, w, r) / lmbda
+    zz = jnp.dot(z, z)
+    sq = a * a * A_sq + 2.0 * a * b * jnp.dot(z, g) + b * b * zz * zz
+    J = jnp.dot(r, r) + lmbda * jnp.dot(h, h) + eta * sq
+    return Lt, Bt, g_new, z_new, jnp.where(jnp.isfinite(J), J, jnp.inf), sq
+
+
+@jax.jit
+def _factor_product(L):
+    A = L @ L.T
+    return 0.5 * (A + A.T)
+
+
+@partial(jax.jit, static_argnames=("form",))
+def _w_update(U, A, g, y, form):
+    w = w_step(U, g, y)
+    return w, (_mv_gram(U, w, A) if form == "dual" else jnp.zeros((), U.dtype))
+
+
+# ---------------------------------------------------------------------------- public steps
+
+
+def g_step(U, A, w, y, lmbda, form="auto"):
+    """g-step, eq. (8) / (15): ``g = (M'M + λ Ã⁺)⁻¹ M' y`` with ``M = (w' ⊗ I_n) U``.
+
+    ``U``: ``(V, n, q)`` feature blocks (``K_v`` on the full path, Nyström factors otherwise);
+    ``A``: ``(Vq, Vq)`` symmetric PSD metric; ``y``: ``(n,)``. ``form``: ``"dual"``
+    (``n x n`` Cholesky of ``M Ã M' + λI``), ``"primal"`` (``Vq x Vq`` Cholesky after ``eigh``
+    of ``A``) or ``"auto"`` (the smaller). ``g`` is restricted to the range of ``Ã`` (the
+    pseudo-inverse convention). Returns ``(g, z, fit)`` with ``z = M'(y - Mg)/λ`` (``= Ã⁺g`` for
+    PD ``Ã``; always ``Ã z = g``) and ``fit = ||y - Mg||² + λ <g, Ã⁺g>``.
+    """
+    U = jnp.asarray(U)
+    V, n, q = U.shape
+    A, w, y = jnp.asarray(A), jnp.asarray(w, dtype=U.dtype), jnp.asarray(y, dtype=U.dtype)
+    if form == "auto":
+        form = "dual" if n <= V * q else "primal"
+    if form not in ("dual", "primal"):
+        raise ValueError(f"form must be 'auto', 'dual' or 'primal', got {form!r}")
+    aux = _multiview_gram(U, w, A) if form == "dual" else _feature_gram(U)
+    return _solve(U, A, aux, w, y, float(lmbda), 0.0, "fixed", form)
+
+
+@jax.jit
+def w_step(U, g, y):
+    """w-step, eq. (10) / (17): least squares ``w = (Z'Z)⁺ Z'y``, ``Z[:, v] = U_v g_v`` (eigh pseudo-inverse)."""
+    V, _, q = U.shape
+    Z = jnp.einsum("vnq,vq->nv", U, g.reshape(V, q))
+    ZtZ = Z.T @ Z
+    lam, Q = jnp.linalg.eigh(0.5 * (ZtZ + ZtZ.T))
+    keep = lam > 1e-12 * jnp.maximum(jnp.max(lam), 1e-300)
+    inv = jnp.where(keep, 1.0 / jnp.where(keep, lam, 1.0), 0.0)
+    return Q @ (inv * (Q.T @ (Z.T @ y)))
+
+
+@jax.jit
+def a_step(A, z, mu, lmbda, eta):
+    """A-step, eq. (9) / (16): ``Ã ← (1 - 2μη) Ã + μλ (Ã⁺g)(Ã⁺g)'`` with ``z = Ã⁺ g``.
+
+    With ``μη < ½`` a symmetric positive definite ``Ã`` stays symmetric positive definite.
+    """
+    return _a_step(A, z, mu, lmbda, eta)
+
+
+@partial(jax.jit, static_argnums=1)
+def group_norms(A, n_views):
+    """Frobenius norms of the view-pair groups ``γ = {(s,t), (t,s)}`` of ``Ã`` (``V x V``, symmetric)."""
+    return _group_norms(A, n_views)
+
+
+@partial(jax.jit, static_argnums=1)
+def prox_group_lasso(T, n_views, threshold):
+    """Proximal operator of ``threshold · Σ_γ ||T_γ||_F`` over view-pair groups (eq. 12 / 18):
+    group ``γ`` is scaled by ``(1 - threshold / ||T_γ||_F)_+``."""
+    return _prox(T, n_views, threshold)
+
+
+@partial(jax.jit, static_argnums=5)
+def sparse_a_step(A, z, mu, lmbda, eta, n_views):
+    """Block-sparse A-step, eq. (12) / (18): the proximal gradient step
+    ``prox_{μη Σ_γ ||·||_F}(Ã + μλ (Ã⁺g)(Ã⁺g)')`` (the paper prints the threshold as η; the
+    proximal operator of the step-``μ`` problem thresholds at ``μη``)."""
+    return _prox(A + (mu * lmbda) * jnp.outer(z, z), n_views, mu * eta)
+
+
+def metric_penalty(A, eta, metric, n_views):
+    """The A-regulariser of (7)/(13) (``η||Ã||_F²``) or (11)/(14) (``η Σ_γ ||Ã_γ||_F``); 0 for fixed metrics."""
+    return float(_penalty(jnp.asarray(A), eta, metric, n_views))
+
+
+@jax.jit
+def _pinv_eigh(A):
+    A = 0.5 * (A + A.T)
+    lam, Q = jnp.linalg.eigh(A)
+    keep = lam > _RCOND * jnp.maximum(jnp.max(jnp.abs(lam)), 1e-300)
+    return (Q * jnp.where(keep, 1.0 / jnp.where(keep, lam, 1.0), 0.0)[None, :]) @ Q.T
+
+
+def mvml_objective(U, A, g, w, y, lmbda, eta, metric="learn"):
+    """Objective (7)/(13) (``metric="learn"``) or (11)/(14) (``"sparse"``), computed directly with
+    ``Ã⁺`` from ``eigh``: ``||y - M g||² + λ <g, Ã⁺ g> + penalty(Ã)``."""
+    U, A, g = jnp.asarray(U), jnp.asarray(A), jnp.asarray(g)
+    w, y = jnp.asarray(w, dtype=U.dtype), jnp.asarray(y, dtype=U.dtype)
+    r = y - _apply_M(U, w, g)
+    return float(jnp.dot(r, r) + lmbda * g @ (_pinv_eigh(A) @ g)) + metric_penalty(A, eta, metric, U.shape[0])
+
+
+def default_step_size(eta):
+    """Initial A-step size ``μ0``: ``0.5``, or ``0.45/η`` when ``0.5 η >= ½`` (so ``μ0 η < ½``)."""
+    return 0.5 if 0.5 * eta < 0.5 else 0.45 / eta
+
+
+@jax.jit
+def _diag_blocks(U):
+    V, n, q = U.shape
+    B = jnp.einsum("vnq,vnr->vqr", U, U)
+    B = 0.5 * (B + jnp.swapaxes(B, 1, 2))
+    eye = jnp.eye(V, dtype=U.dtype)
+    return jnp.einsum("vqr,vu->vqur", B, eye).reshape(V * q, V * q)
+
+
+def initial_metric(U, metric, full):
+    """Starting / fixed metric ``Ã`` (view-major ``Vq x Vq``).
+
+    In the original space: ``A = I`` (learn, sparse), ``A_lm = I`` for all view pairs (MVML_Cov,
+    kernel blocks ``K_l K_m``), ``A = blockdiag(K_v⁺)`` (MVML_I, kernel ``blockdiag(K_v)``).
+    Full path (``U_v = K_v``): these matrices; Nyström path: ``Ã = U' A U``, i.e.
+    ``blockdiag(U_v'U_v)``, ``[U_l'U_m]`` and ``I``.
+    """
+    U = jnp.asarray(U)
+    V, n, q = U.shape
+    N = V * q
+    if metric in ("learn", "sparse"):
+        return jnp.asarray(np.eye(N)) if full else _diag_blocks(U)
+    if metric == "cov":
+        return jnp.asarray(np.kron(np.ones((V, V)), np.eye(q))) if full else _feature_gram(U)
+    if metric == "identity":
+        if full:
+            return jsl.block_diag(*[_pinv_eigh(U[v]) for v in range(V)])
+        return jnp.asarray(np.eye(N))
+    raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+
+
+# ----------------------------------------------------------------------------------------
+# the alternating solver (Algorithm 1) for one output column
+# ----------------------------------------------------------------------------------------
+
+
+class _Solver:
+    """Algorithm 1 on fixed features ``U``; caches (``U'U`` or the initial ``M Ã M'``) shared across outputs."""
+
+    def __init__(self, U, metric, full, lmbda, eta, mu0, learn_weights, max_iter, tol, max_backtrack=30):
+        self.U = U
+        self.V, self.n, self.q = U.shape
+        self.N = self.V * self.q
+        self.metric = metric
+        self.lmbda, self.eta, self.mu0 = float(lmbda), float(eta), float(mu0)
+        self.learn_weights = learn_weights
+        self.max_iter, self.tol, self.max_backtrack = int(max_iter), float(tol), int(max_backtrack)
+        self.form = "dual" if self.n <= self.N else "primal"
+        self.A0 = initial_metric(U, metric, full)
+        self.w0 = jnp.full(self.V, 1.0 / self.V, dtype=U.dtype)
+        if self.form == "primal":
+            self.aux0 = _feature_gram(U)
+        elif metric in ("learn", "sparse"):  # block-diagonal start: M Ã M' = Σ_v w_v² U_v Ã_vv U_v'
+            self.aux0 = _blockdiag_gram(U, self.w0, full)
+        else:
+            self.aux0 = _multiview_gram(U, self.w0, self.A0)
+        self._pen_metric = metric if metric in ("learn", "sparse") else "fixed"
+
+
+    def _check(self, J):
+        J = float(J)
+        if not np.isfinite(J):
+            raise FloatingPointError(
+                "the MVML g-step produced a non-finite objective (ill-conditioned kernels?); "
+                "increase lmbda or lower the nystrom level"
+            )
+        return J
+
+    def fit(self, y):
+        y = jnp.asarray(y, dtype=self.U.dtype)
+        learn = self.metric in ("learn", "sparse")
+        # learned metric: Ã is never re-factorised — dual: rank-1 updates of M Ã M' (Ã formed only after
+        # acceptance); primal: a growing factor Ã = L L' (Ã formed at the end).
+        mode = ("dual" if self.form == "dual" else "factor") if self.metric == "learn" else "generic"
+        A, w, aux = self.A0, self.w0, self.aux0
+        zero = jnp.zeros(self.N, self.U.dtype)
+        if mode == "dual":
+            A_sq = jnp.sum(A * A)
+            aux, g, z, J, A_sq = _trial_learn_dual(self.U, A, aux, zero, zero, A_sq, w, y, 0.0, self.lmbda, self.eta)
+        elif mode == "factor":
+            A_sq = jnp.sum(A * A)
+            L = _factor_init(A, self.N + self.max_iter + 1)
+            Gw, B = _factor_gram(L, aux, w)
+            k = self.N
+            L, B, g, z, J, A_sq = _trial_learn_primal(self.U, L, B, Gw, k, zero, zero, A_sq, w, y, 0.0,
+                                                      self.lmbda, self.eta)
+        else:  # a zero step of _trial is the plain g-step
+            _, aux, g, z, J = _trial(self.U, A, aux, zero, w, y, 0.0, self.lmbda, self.eta, self._pen_metric,
+                                     self.form)
+        J = self._check(J)
+        objective, steps = [J], []
+        converged = not learn and not self.learn_weights
+        for _ in range(0 if converged else self.max_iter):
+            if self.learn_weights:  # w-step (10)/(17); then M Ã M' (dual) or L'M'ML (factor) for the new w
+                if mode == "factor":
+                    w = w_step(self.U, g, y)
+                    Gw, B = _factor_gram(L, aux, w)
+                else:
+                    w, Kw = _w_update(self.U, A, g, y, self.form)
+                    if self.form == "dual":
+                        aux = Kw
+            if not learn:  # fixed metric: alternate g- and w-steps only
+                _, aux, g, z, J_new = _trial(self.U, A, aux, zero, w, y, 0.0, self.lmbda, self.eta,
+                                             self._pen_metric, self.form)
+                J_new = self._check(J_new)
+                steps.append(0.0)
+            else:
+                mu, accepted = self.mu0, False
+                for _bt in range(self.max_backtrack):
+                    if mode == "dual":
+                        aux_t, g_t, z_t, J_t, sq_t = _trial_learn_dual(
+                            self.U, A, aux, z, g, A_sq, w, y, mu, self.lmbda, self.eta)
+                    elif mode == "factor":
+                        L_t, B_t, g_t, z_t, J_t, sq_t = _trial_learn_primal(
+                            self.U, L, B, Gw, k, z, g, A_sq, w, y, mu, self.lmbda, self.eta)
+                    else:
+                        A_t, aux_t, g_t, z_t, J_t = _trial(
+                            self.U, A, aux, z, w, y, mu, self.lmbda, self.eta, self.metric, self.form)
+                    J_t = float(J_t)
+                    if J_t <= J:
+                        accepted = True
+                        break
+                    mu *= 0.5
+                if not accepted:  # no step size decreases the objective: stationary point
+                    converged = True
+                    break
+                if mode == "dual":
+                    A, A_sq, aux = a_step(A, z, mu, self.lmbda, self.eta), sq_t, aux_t
+                elif mode == "factor":
+                    L, B, A_sq, k = L_t, B_t, sq_t, k + 1
+                else:
+                    A, aux = A_t, aux_t
+                g, z, J_new = g_t, z_t, J_t
+                steps.append(mu)
+            decrease = J - J_new
+            J = J_new
+            objective.append(J)
+            if decrease <= self.tol * max(abs(J), 1e-300):
+                converged = True
+                break
+        if mode == "factor":
+            A = _factor_product(L)
+        return {
+            "A": A,
+            "g": g,
+            "w": w,
+            "objective": np.asarray(objective),
+            "step_size": np.asarray(steps),
+            "converged": bool(converged),
+        }
+
+
+# ----------------------------------------------------------------------------------------
+# plotting (the paper's Figure 3)
+# ----------------------------------------------------------------------------------------
+
+
+def plot_metric(A, n_views, ax=None, view_names=None, log=True, title=None):
+    """Image of ``|Ã|`` with the view-pair block grid (the paper's Figure 3). Returns the axes."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import LogNorm
+
+    A = np.abs(np.asarray(A, dtype=float))
+    if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] % n_views:
+        raise ValueError(f"A must be a square (V q, V q) matrix for {n_views} views, got shape {A.shape}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(4.5, 4))
+    q = A.shape[0] // n_views
+    positive = A[A > 0]
+    norm = None
+    if log and positive.size:
+        lo = max(positive.min(), positive.max() * 1e-8)
+        norm = LogNorm(vmin=lo, vmax=positive.max())
+        A = np.where(A > 0, np.maximum(A, lo), np.nan)
+    im = ax.imshow(A, cmap="viridis", norm=norm, interpolation="nearest")
+    for b in range(1, n_views):
+        ax.axhline(b * q - 0.5, color="w", lw=1)
+        ax.axvline(b * q - 0.5, color="w", lw=1)
+    centers = [(v + 0.5) * q - 0.5 for v in range(n_views)]
+    names = list(view_names) if view_names is not None else [f"view {v}" for v in range(n_views)]
+    ax.set_xticks(centers, names)
+    ax.set_yticks(centers, names)
+    ax.set_title(title or "learned metric |Ã| (view-pair blocks)")
+    ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    return ax
+
+
+# ----------------------------------------------------------------------------------------
+# estimators
+# ----------------------------------------------------------------------------------------
+
+
+def _np_group_norms(A, n_views):
+    A = np.asarray(A)
+    q = A.shape[0] // n_views
+    sq = np.sum(A.reshape(n_views, q, n_views, q) ** 2, axis=(1, 3))
+    return np.sqrt(np.where(np.eye(n_views, dtype=bool), sq, sq + sq.T))
+
+
+@jax.jit
+def _scores(Ut, G, W):
+    return jnp.einsum("vmq,cvq,cv->mc", Ut, G, W)
+
+
+@partial(jax.jit, static_argnums=(1, 2, 3, 4))
+def _block_nystrom_jit(Xs, kernels, p, seed, precomputed):
+    """``bayesmv.kernels.block_nystrom`` under one jit: stacked ``U_v`` (V, n, p), ``(W_v⁺)^{1/2}`` and landmarks."""
+    bn = block_nystrom(Xs, kernels=list(kernels) if kernels else "rbf", n_components=p, seed=seed,
+                       precomputed=precomputed)
+    return jnp.stack(bn.U), jnp.stack([f.W_pinv_sqrt for f in bn.factors]), jnp.asarray(bn.landmarks)
+
+
+def _nystrom_transform_jit(kernels, Xs, marks, Ws, landmarks):
+    return _nystrom_transform_impl(kernels, Xs, marks, Ws, tuple(int(i) for i in landmarks))
+
+
+@partial(jax.jit, static_argnums=(0, 4))
+def _nystrom_transform_impl(kernels, Xs, marks, Ws, landmarks):
+    """Nyström test extension ``U_test_v = k_v(X_v, landmarks) (W_v⁺)^{1/2}`` via ``BlockNystrom``."""
+    lm = np.asarray(landmarks)
+    factors = [NystromFactors(lm, Ws[v], None) for v in range(len(Xs))]
+    if kernels is None:  # precomputed: Xs are test-vs-train kernels
+        bn = BlockNystrom(lm, factors, [None] * len(Xs), [None] * len(Xs))
+        return jnp.stack(bn.transform_columns([K[:, lm] for K in Xs]))
+    bn = BlockNystrom(lm, factors, list(kernels), list(marks))
+    return jnp.stack(bn.transform(Xs))
+
+
+@jax.jit
+def _stack(arrays):
+    return jnp.stack(arrays)
+
+
+@partial(jax.jit, static_argnums=0)
+def _eval_kernel(kernel, X, Y):
+    if Y is None:
+        K = kernel(X, None)
+        return 0.5 * (K + K.T)
+    return kernel(X, Y)
+
+
+class _MVMLBase(MultiViewMixin, BaseEstimator):
+    _min_views = 2
+
+    def __init__(
+        self,
+        lmbda=0.1,
+        eta=1.0,
+        kernel="rbf",
+        kernel_params=None,
+        nystrom=1.0,
+        metric="learn",
+        learn_weights=False,
+        max_iter=6,
+        tol=1e-4,
+        seed=0,
+        step_size=None,
+    ):
+        self.lmbda = lmbda
+        self.eta = eta
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.nystrom = nystrom
+        self.metric = metric
+        self.learn_weights = learn_weights
+        self.max_iter = max_iter
+        self.tol = tol
+        self.seed = seed
+        self.step_size = step_size
+
+    # -- parameter checks
+    def _check_params(self, n_views):
+        check_positive("lmbda", self.lmbda)
+        if self.metric not in METRICS:
+            raise ValueError(f"metric must be one of {METRICS}, got {self.metric!r}")
+        learn = self.metric in ("learn", "sparse")
+        check_positive("eta", self.eta, allow_zero=not learn)
+        check_positive("max_iter", self.max_iter, allow_zero=True, integer=True)
+        check_positive("tol", self.tol, allow_zero=True)
+        if not isinstance(self.learn_weights, (bool, np.bool_)):
+            raise ValueError(f"learn_weights must be True or False, got {self.learn_weights!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral):
+            raise ValueError(f"seed must be an integer, got {self.seed!r}")
+        if self.step_size is None:
+            mu0 = default_step_size(float(self.eta)) if learn else 0.0
+        else:
+            mu0 = check_positive("step_size", self.step_size)
+            if self.metric == "learn" and mu0 * self.eta >= 0.5:
+                raise ValueError(
+                    f"step_size * eta must be < 1/2 to keep the metric positive definite (eq. 9); "
+                    f"got step_size={mu0!r}, eta={self.eta!r}"
+                )
+        kernels = self._kernel_list(n_views)
+        params = self._params_list(n_views)
+        return float(mu0), kernels, params
+
+    def _kernel_list(self, V):
+        k = self.kernel
+        if isinstance(k, (list, tuple)):
+            if len(k) != V:
+                raise ValueError(f"kernel has {len(k)} entries but Xs has {V} views; give one kernel per view")
+            ks = list(k)
+        else:
+            ks = [k] * V
+        if any(isinstance(x, str) and x == "precomputed" for x in ks) and not all(
+            isinstance(x, str) and x == "precomputed" for x in ks
+        ):
+            raise ValueError("kernel='precomputed' must apply to every view")
+        if ks[0] != "precomputed":
+            for x in ks:
+                get_kernel(x)  # raises a clear ValueError for unknown names
+        return ks
+
+    def _params_list(self, V):
+        kp = self.kernel_params
+        if kp is None:
+            return [{}] * V
+        if isinstance(kp, dict):
+            return [dict(kp)] * V
+        if isinstance(kp, (list, tuple)):
+            if len(kp) != V:
+                raise ValueError(f"kernel_params has {len(kp)} entries but Xs has {V} views")
+            out = []
+            for p in kp:
+                if p is not None and not isinstance(p, dict):
+                    raise TypeError(f"kernel_params entries must be dicts or None, got {type(p).__name__}")
+                out.append(dict(p or {}))
+            return out
+        raise TypeError(f"kernel_params must be a dict, a list of dicts or None, got {type(kp).__name__}")
+
+    # -- features
+    def _train_features(self, Xs, kernels, params):
+        V, n = len(Xs), Xs[0].shape[0]
+        pre = kernels[0] == "precomputed"
+        if pre:
+            for v, K in enumerate(Xs):
+                if K.shape != (n, n):
+                    raise ValueError(
+                        f"with kernel='precomputed', Xs[{v}] must be a square (n_samples, n_samples) Gram "
+                        f"matrix, got shape {K.shape}"
+                    )
+                if not np.allclose(K, K.T, rtol=1e-8, atol=1e-10 * max(1.0, np.abs(K).max())):
+                    raise ValueError(f"precomputed kernel Xs[{v}] is not symmetric")
+        p = n_landmarks(self.nystrom, n)
+        self.n_landmarks_ = p
+        if p == n:  # full path (Algorithm 1a): U_v = K_v
+            self.nystrom_ = False
+            self.landmarks_ = np.arange(n)
+            self.nystrom_factors_ = None
+            self.landmark_views_ = None if pre else [np.asarray(X) for X in Xs]
+            if pre:
+                Ks = [jnp.asarray(K) for K in Xs]
+            else:
+                Ks = [_eval_kernel(get_kernel(k, **kp), jnp.asarray(X), None) for X, k, kp in zip(Xs, kernels, params)]
+            U = _stack(Ks)
+        else:  # block-Nyström path (Algorithm 1b), shared landmarks; only n x p kernel columns
+            bound = None if pre else tuple(get_kernel(k, **kp) for k, kp in zip(kernels, params))
+            U, Ws, lm = _block_nystrom_jit([jnp.asarray(X) for X in Xs], bound, p, int(self.seed), pre)
+            self.nystrom_ = True
+            self.landmarks_ = np.asarray(lm)
+            self.nystrom_factors_ = np.asarray(Ws)
+            self.landmark_views_ = None if pre else [np.asarray(X)[self.landmarks_] for X in Xs]
+        if not np.isfinite(np.asarray(U)).all():
+            raise ValueError("the kernel matrices contain NaN or inf; check the kernel and its parameters")
+        return U
+
+    def _test_features(self, Xs):
+        kernels = self._kernel_list(self.n_views_)
+        params = self._params_list(self.n_views_)
+        pre = kernels[0] == "precomputed"
+        if pre:
+            Xs = [jnp.asarray(K) for K in Xs]
+        if not self.nystrom_:
+            if pre:
+                Ut = Xs
+            else:
+                Ut = [_eval_kernel(get_kernel(k, **kp), jnp.asarray(X), jnp.asarray(L))
+                      for X, L, k, kp in zip(Xs, self.landmark_views_, kernels, params)]
+            return _stack(Ut)
+        Ws = jnp.asarray(self.nystrom_factors_)
+        if pre:
+            return _nystrom_transform_jit(None, Xs, None, Ws, self.landmarks_)
+        bound = tuple(get_kernel(k, **kp) for k, kp in zip(kernels, params))
+        marks = [jnp.asarray(L) for L in self.landmark_views_]
+        return _nystrom_transform_jit(bound, [jnp.asarray(X) for X in Xs], marks, Ws, self.landmarks_)
+
+    # -- fit / predict core
+    def _fit_targets(self, Xs, Y):
+        """Run Algorithm 1 for each column of ``Y`` (``n x n_outputs``); one-vs-rest is per column."""
+        V = len(Xs)
+        mu0, kernels, params = self._check_params(V)
+        U = self._train_features(Xs, kernels, params)
+        solver = _Solver(
+            U, self.metric, not self.nystrom_, self.lmbda, self.eta, mu0, bool(self.learn_weights),
+            self.max_iter, self.tol,
+        )
+        results = [solver.fit(Y[:, j]) for j in range(Y.shape[1])]
+        self.solver_form_ = solver.form
+        single = len(results) == 1
+        stack = (lambda k: np.asarray(results[0][k])) if single else (
+            lambda k: np.stack([np.asarray(r[k]) for r in results]))
+        self.A_ = stack("A")
+        self.g_ = stack("g")
+        self.weights_ = stack("w")
+        self.block_norms_ = (
+            _np_group_norms(results[0]["A"], V) if single
+            else np.stack([_np_group_norms(r["A"], V) for r in results])
+        )
+        self.fit_traces_ = [
+            FitTrace(
+                estimates={"weights": np.asarray(r["w"]), "block_norms": _np_group_norms(r["A"], V)},
+                traces={"objective": r["objective"], "step_size": r["step_size"]},
+                converged=r["converged"],
+                method=f"MVML ({self.metric}, {'Nyström p=%d' % self.n_landmarks_ if self.nystrom_ else 'full'})",
+            )
+            for r in results
+        ]
+        # Outputs are independent problems: the joint objective is the sum (padded with final values).
+        T = max(len(r["objective"]) for r in results)
+        total = sum(np.pad(r["objective"], (0, T - len(r["objective"])), mode="edge") for r in results)
+        self.n_iter_ = T - 1
+        self.fit_trace_ = FitTrace(
+            estimates={"weights": self.weights_, "block_norms": self.block_norms_},
+            traces={"objective": total},
+            converged=all(r["converged"] for r in results),
+            method=self.fit_traces_[0].method,
+        )
+        return self
+
+    def _decision(self, Xs):
+        Xs = self._validate_predict(Xs)
+        Ut = self._test_features(Xs)
+        V, _, q = Ut.shape
+        G = jnp.asarray(self.g_).reshape(-1, V, q)
+        W = jnp.asarray(self.weights_).reshape(-1, V)
+        return np.asarray(_scores(Ut, G, W))
+
+    def plot_metric(self, ax=None, output=0, view_names=None, log=True):
+        """Plot the learned metric's block structure (|Ã|, view-pair grid; the paper's Figure 3)."""
+        self._check_fitted()
+        A = self.A_ if self.A_.ndim == 2 else self.A_[output]
+        return plot_metric(A, self.n_views_, ax=ax, view_names=view_names, log=log)
+
+
+class MVMLClassifier(ClassifierMixin, _MVMLBase):
+    """MVML classifier (binary, or one-vs-rest for several classes) — paper ``000_…``, Algorithm 1.
+
+    Parameters
+    ----------
+    lmbda : float > 0
+        λ, weight of ``<g, Ã⁺ g>`` (eq. 7).
+    eta : float
+        η, weight of ``||Ã||_F²`` (learn) or of the group lasso (sparse).
+    kernel : str, callable, list (one per view) or ``"precomputed"``
+        Per-view scalar kernels (``bayesmv.kernels.get_kernel`` names). With ``"precomputed"``,
+        ``fit`` takes ``n x n`` Gram matrices and ``predict`` the ``m x n`` test-vs-train kernels.
+    kernel_params : dict or list of dicts
+        Kernel parameters (e.g. ``{"gamma": 0.1}``); RBF's default γ is ``1/n_features``.
+    nystrom : float in (0, 1] or int
+        Block-Nyström level (fraction of samples or landmark count ``p``). ``p = n`` runs the
+        exact full path (Algorithm 1a); ``p < n`` Algorithm 1b.
+    metric : {"learn", "sparse", "cov", "identity"}
+        Learned ``A`` (eq. 9/16), block-sparse ``A`` (eq. 12/18), fixed MVML_Cov, fixed MVML_I.
+    learn_weights : bool
+        Learn the view weights ``w`` (eq. 10/17); otherwise ``w = 1/V``.
+    max_iter : int
+        Number of A-steps (outer iterations of Algorithm 1; the reference's ``n_loops``).
+    tol : float
+        Stop when the relative objective decrease falls below ``tol``.
+    seed : int
+        Seed of the shared Nyström sample ordering.
+    step_size : float, optional
+        Initial A-step size ``μ0`` (default ``0.5``, or ``0.45/η`` for ``η >= 1``); ``μ0 η < ½``.
+
+    Attributes
+    ----------
+    A_ : metric ``Ã`` (``Vq x Vq``; ``q = n`` on the full path, where ``Ã = A``), one per class
+        for more than two classes. ``g_``, ``weights_``: solution and view weights.
+    block_norms_ : Frobenius norms of the view-pair blocks of ``A_``.
+    fit_trace_ : ``bayesmv.diagnostics.FitTrace`` with the objective per iteration.
+    classes_ : the class labels.
+    """
+
+    def fit(self, Xs, y):
+        Xs, y = self._validate_fit(Xs, y)
+        self.classes_, codes = encode_labels(y)
+        Y = one_vs_rest_targets(codes, len(self.classes_))
+        return self._fit_targets(Xs, Y)
+
+    def decision_function(self, Xs):
+        """Scores ``Σ_v w_v U_v(x) g_v``: ``(m,)`` for two classes (> 0 means ``classes_[1]``), else ``(m, C)``."""
+        out = self._decision(Xs)
+        return out[:, 0] if len(self.classes_) == 2 else out
+
+    def predict(self, Xs):
+        s = self.decision_function(Xs)
+        if len(self.classes_) == 2:
+            return self.classes_[(s > 0).astype(int)]
+        return self.classes_[np.argmax(s, axis=1)]
+
+
+class MVMLRegressor(RegressorMixin, _MVMLBase):
+    """MVML regressor (square loss, eq. 7) — same parameters and attributes as ``MVMLClassifier``."""
+
+    def fit(self, Xs, y):
+        Xs, y = self._validate_fit(Xs, y)
+        y = np.asarray(y)
+        if y.dtype.kind not in "fiub":
+            raise ValueError(f"y must be numeric for regression, got dtype {y.dtype}")
+        return self._fit_targets(Xs, y.astype(np.float64)[:, None])
+
+    def predict(self, Xs):
+        return self._decision(Xs)[:, 0]
