@@ -1,0 +1,304 @@
+"""Tests for bayesmv.mvl (MVL, Minh, Bazzani & Murino 2016): closed-form / brute-force references."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.kernel_ridge import KernelRidge
+
+import bayesmv  # noqa: F401  (float64)
+from bayesmv.diagnostics import FitTrace
+from bayesmv.kernels import get_kernel, rbf_kernel
+from bayesmv.mvl import (
+    MVLClassifier,
+    MVLRegressor,
+    _manifold_matrix,
+    between_view_matrix,
+    box_qp,
+    graph_laplacian,
+    knn_graph,
+    mvl_ls_cg,
+    mvl_ls_objective,
+    mvl_ls_solve,
+    mvl_svm_solve,
+    psd_sqrt,
+    simplex_coding,
+    sphere_lstsq,
+)
+
+
+def _toy(n=9, m=3, p=3, seed=0, gamma=0.3):
+    rng = np.random.default_rng(seed)
+    Xs = [rng.normal(size=(n, p)) for _ in range(m)]
+    Ks = [np.asarray(rbf_kernel(X, gamma=gamma)) for X in Xs]
+    return rng, Xs, Ks
+
+
+def _dense_eq13(Ks, Ls, Y, c, gA, gB, gW, R):
+    """Literal eq. (13): (C*C J K[x] + l M K[x] + l gamma_A I) a = C* y, sample-major, K = G ⊗ R."""
+    m, N = len(Ks), Ks[0].shape[0]
+    l, d = Y.shape
+    G = sum(np.kron(K, np.diag(np.eye(m)[v])) for v, K in enumerate(Ks))  # eq. (94)
+    Lx = sum(np.kron(L, np.diag(np.eye(m)[v])) for v, L in enumerate(Ls))  # eq. (60)
+    K = np.kron(G, R)  # eq. (66)
+    C = np.kron(c[None, :], np.eye(d))  # eq. (52)
+    J = np.diag((np.arange(N) < l).astype(float))
+    M = gB * np.kron(np.eye(N), np.kron(between_view_matrix(m), np.eye(d))) + gW * np.kron(Lx, np.eye(d))
+    Il = np.zeros((N, l))
+    Il[:l, :l] = np.eye(l)
+    lhs = np.kron(J, C.T @ C) @ K + l * M @ K + l * gA * np.eye(N * m * d)
+    a = np.linalg.solve(lhs, np.kron(Il, C.T) @ Y.ravel())
+    return a.reshape(N, m, d).transpose(1, 0, 2)  # -> (m, N, d)
+
+
+@pytest.mark.parametrize("with_R", [False, True])
+def test_sylvester_equals_dense_eq13(with_R):
+    rng, Xs, Ks = _toy()
+    Ls = [graph_laplacian(K) for K in Ks]
+    Y = rng.normal(size=(5, 2))
+    c = rng.normal(size=3)
+    R = None
+    if with_R:
+        B = rng.normal(size=(2, 2))
+        R = B @ B.T + 0.1 * np.eye(2)
+    A = mvl_ls_solve(Ks, Y, c, 0.1, 0.05, 0.02, Ls, R=R)
+    ref = _dense_eq13(Ks, Ls, Y, c, 0.1, 0.05, 0.02, np.eye(2) if R is None else R)
+    np.testing.assert_allclose(A, ref, atol=1e-10, rtol=1e-8)
+
+
+def test_ls_solution_minimises_objective_and_cg_matches():
+    rng, Xs, Ks = _toy(seed=1)
+    Ls = [graph_laplacian(K) for K in Ks]
+    Y = rng.normal(size=(5, 2))
+    c = np.array([0.5, 0.3, 0.2])
+    A = mvl_ls_solve(Ks, Y, c, 0.1, 0.05, 0.02, Ls)
+    f0 = mvl_ls_objective(Ks, Y, c, A, 0.1, 0.05, 0.02, Ls)
+    # objective is a convex quadratic in A: random perturbations never decrease it
+    for _ in range(50):
+        dA = 1e-3 * rng.normal(size=A.shape)
+        assert mvl_ls_objective(Ks, Y, c, A + dA, 0.1, 0.05, 0.02, Ls) >= f0 - 1e-13
+    Acg, k, res = mvl_ls_cg([get_kernel("rbf", gamma=0.3)] * 3, Xs, Y, c, 0.1, 0.05, 0.02, tol=1e-12)
+    assert res <= 1e-10
+    np.testing.assert_allclose(Acg, A, atol=1e-8)
+
+
+def test_one_view_no_manifold_equals_kernel_ridge():
+    rng, Xs, Ks = _toy(n=20, m=1, seed=2)
+    y = rng.normal(size=20)
+    gA = 0.03
+    reg = MVLRegressor(kernel="rbf", kernel_params={"gamma": 0.3}, gamma_A=gA, gamma_B=0.0, gamma_W=0.0)
+    reg.fit(Xs, y)
+    Xt = [rng.normal(size=(7, 3))]
+    kr = KernelRidge(alpha=20 * gA, kernel="rbf", gamma=0.3).fit(Xs[0], y)  # (1/l)||.||^2 + gA -> alpha = l gA
+    np.testing.assert_allclose(reg.predict(Xt), kr.predict(Xt[0]), atol=1e-9)
+    pred, views = reg.predict(Xt, return_views=True)
+    assert views.shape == (7, 1)
+    assert isinstance(reg.fit_trace_, FitTrace)
+
+
+def _bias_free_svm_primal(K, y, C):
+    """Reference: hinge-loss SVM without bias, 1/2 a'Ka + C sum xi, solved by SLSQP (generic)."""
+    n = len(y)
+
+    def obj(z):
+        a, xi = z[:n], z[n:]
+        return 0.5 * a @ K @ a + C * xi.sum()
+
+    cons = [{"type": "ineq", "fun": lambda z: y * (K @ z[:n]) - 1 + z[n:]},
+            {"type": "ineq", "fun": lambda z: z[n:]}]
+    r = minimize(obj, np.zeros(2 * n), constraints=cons, method="SLSQP",
+                 options={"ftol": 1e-13, "maxiter": 1000})
+    assert r.success
+    return r.x[:n]
+
+
+def test_one_view_binsvm_equals_bias_free_svm():
+    rng, Xs, Ks = _toy(n=14, m=1, seed=3, gamma=0.5)
+    y = np.where(Xs[0][:, 0] + 0.3 * rng.normal(size=14) > 0, 1, -1)
+    gA = 0.05
+    clf = MVLClassifier(kernel="precomputed", loss="hinge", gamma_A=gA, gamma_B=0.0, gamma_W=0.0, qp_tol=1e-10)
+    clf.fit(Ks, y)
+    # (1/l) sum hinge + gA ||f||^2  <=>  1/2||f||^2 + C sum hinge, C = 1/(2 l gA)
+    a = _bias_free_svm_primal(Ks[0], y.astype(float), 1.0 / (2 * 14 * gA))
+    np.testing.assert_allclose(clf.decision_function(Ks), Ks[0] @ a, atol=1e-5)
+    assert clf.fit_trace_.converged
+
+
+@pytest.mark.parametrize("loss", ["hinge", "simplex_hinge"])
+def test_svm_strong_duality_with_manifold(loss):
+    """Primal objective (14) at the returned f equals the dual optimum: certifies eq. (22)/(25)."""
+    rng, Xs, Ks = _toy(n=10, m=2, p=2, seed=4, gamma=0.5)
+    Ls = [graph_laplacian(K) for K in Ks]
+    codes = np.array([0, 1, 2, 0, 1, 2, 1])
+    l, m, N, P = 7, 2, 10, 3
+    c = np.array([0.6, 0.4])
+    M = _manifold_matrix(Ls, 0.03, 0.02)
+    A, _, infos = mvl_svm_solve([psd_sqrt(K) for K in Ks], codes, P, c, 0.05, M, loss=loss, tol=1e-11)
+    F = np.stack([K @ A[v] for v, K in enumerate(Ks)])
+    g = np.einsum("v,vid->id", c, F[:, :l])
+    Ff = F.reshape(m * N, -1)
+    reg = 0.05 * np.einsum("vid,vid->d", A, F) + np.einsum("id,ij,jd->d", Ff, M, Ff)  # per output
+    if loss == "simplex_hinge":
+        sc = g @ simplex_coding(P)
+        hinge = sum(max(0.0, 1 / (P - 1) + sc[i, k]) for i in range(l) for k in range(P) if k != codes[i]) / l
+        primals = [hinge + reg.sum()]
+    else:
+        Yt = np.where(codes[:, None] == np.arange(P), 1.0, -1.0)
+        primals = [np.maximum(0, 1 - Yt[:, j] * g[:, j]).sum() / l + reg[j] for j in range(P)]
+    duals = [-info["objective"][-1] for info in infos]
+    np.testing.assert_allclose(primals, duals, rtol=1e-7, atol=1e-9)
+
+
+def test_box_qp_matches_generic_solver():
+    rng = np.random.default_rng(5)
+    for n, rank in [(25, 25), (25, 8)]:
+        B = rng.normal(size=(n, rank))
+        H = B @ B.T / rank + 1e-6 * np.eye(n)
+        q = rng.normal(size=n)
+        x, info = box_qp(H, q, 0.0, 0.4, tol=1e-10)
+        x2, info2 = box_qp(H, q, 0.0, 0.4, tol=1e-10, warm_start=None)  # pure projected Newton
+        assert info2["kkt"] <= 1e-9 and info2["n_iter"] >= 1
+        np.testing.assert_allclose(x2, x, atol=1e-7)
+        ref = minimize(lambda z: 0.5 * z @ H @ z - q @ z, np.zeros(n), jac=lambda z: H @ z - q,
+                       bounds=[(0, 0.4)] * n, method="L-BFGS-B",
+                       options={"ftol": 1e-16, "gtol": 1e-12, "maxiter": 20000})
+        assert info["kkt"] <= 1e-9
+        fx = 0.5 * x @ H @ x - q @ x
+        assert fx <= ref.fun + 1e-10
+        assert abs(fx - ref.fun) <= 1e-7 * max(1.0, abs(ref.fun))
+        assert np.all(x >= 0) and np.all(x <= 0.4)
+
+
+def _circle_min(A, b, radius):
+    th = np.linspace(0, 2 * np.pi, 400001)
+    pts = radius * np.stack([np.cos(th), np.sin(th)])
+    return np.linalg.norm(A @ pts - b[:, None], axis=0).min()
+
+
+@pytest.mark.parametrize("case", ["I_full_rank", "I_rank_deficient", "II_rank_deficient", "thm15"])
+def test_sphere_lstsq_matches_brute_force(case):
+    rng = np.random.default_rng(6)
+    u = rng.normal(size=(5, 1))
+    if case == "I_full_rank":
+        A, b, radius = rng.normal(size=(5, 2)), rng.normal(size=5), 1.0
+    elif case == "I_rank_deficient":  # rank 1 < m, gamma* > 0
+        A, b, radius = u @ np.array([[1.0, 2.0]]), 5 * rng.normal(size=5), 0.1
+    elif case == "II_rank_deficient":  # rank 1 < m, sum c_i^2/sigma_i^2 < radius^2: case (II)
+        A, b, radius = u @ np.array([[1.0, 2.0]]), 0.01 * rng.normal(size=5), 3.0
+    else:  # A^T b = 0: Theorem 15
+        A = rng.normal(size=(5, 2))
+        b, radius = np.linalg.svd(A)[0][:, 3], 1.5
+    x, g = sphere_lstsq(A, b, radius)
+    assert np.isclose(np.linalg.norm(x), radius, rtol=1e-10)
+    assert np.linalg.norm(A @ x - b) <= _circle_min(A, b, radius) + 1e-9
+    assert np.linalg.norm(A @ x - b) >= _circle_min(A, b, radius) - 1e-6
+    if case == "II_rank_deficient":
+        assert g == pytest.approx(0.0, abs=1e-12)
+    if case in ("I_full_rank", "I_rank_deficient"):
+        assert g > 0 or case == "I_full_rank"
+
+
+def _mv_data(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(3), n // 3)
+    centers = rng.normal(size=(3, 4)) * 2.0
+    Xs = [centers[y] @ rng.normal(size=(4, 5)) + rng.normal(size=(n, 5)) * s for s in (0.5, 1.0, 2.0)]
+    return Xs, y
+
+
+@pytest.mark.parametrize("loss", ["squared", "hinge", "simplex_hinge"])
+def test_classifier_end_to_end_and_semisupervised(loss):
+    Xs, y = _mv_data()
+    tr = np.arange(0, 60, 4)
+    un = np.arange(1, 60, 4)
+    te = np.setdiff1d(np.arange(60), np.concatenate([tr, un]))
+    clf = MVLClassifier(loss=loss, gamma_A=1e-3, gamma_B=1e-4, gamma_W=1e-4, graph="knn", n_neighbors=4)
+    clf.fit([X[tr] for X in Xs], y[tr], Xs_unlabeled=[X[un] for X in Xs])
+    assert clf.n_unlabeled_ == len(un)
+    assert clf.score([X[te] for X in Xs], y[te]) > 0.8
+    s, views = clf.decision_function([X[te] for X in Xs], return_views=True)
+    assert s.shape == (len(te), 3) and views.shape == (len(te), 3, 3)
+    np.testing.assert_allclose(s, np.einsum("v,nvk->nk", clf.c_, views), atol=1e-10)
+    np.testing.assert_allclose(clf.per_view_decision_function([X[te] for X in Xs]), views)
+    obj = clf.fit_trace_.objective
+    assert obj.size >= 1 and np.all(np.isfinite(obj))
+    c2 = clone(clf)
+    assert c2.get_params() == clf.get_params()
+
+
+def test_optimize_c_monotone_and_binary_labels():
+    Xs, y = _mv_data(seed=1)
+    yb = np.where(y == 0, "a", "b")
+    clf = MVLClassifier(optimize_c=True, gamma_A=1e-3, gamma_B=1e-5, gamma_W=0.0, max_iter=10)
+    clf.fit(Xs, yb)
+    obj = clf.fit_trace_.objective
+    assert np.all(np.diff(obj) <= 1e-10 * np.abs(obj[:-1]) + 1e-14)  # alternating minimisation
+    assert np.isclose(np.linalg.norm(clf.c_), np.linalg.norm(np.full(3, 1 / 3)))
+    assert clf.decision_function(Xs).shape == (60,)
+    assert set(clf.predict(Xs)) <= {"a", "b"}
+
+
+def test_knn_graph_symmetric():
+    _, _, Ks = _toy(n=12, m=1)
+    W = knn_graph(Ks[0], 3)
+    np.testing.assert_allclose(W, W.T)
+    assert np.all((W > 0).sum(axis=1) >= 3) and np.all(np.diag(W) == 0)
+
+
+def test_bad_input():
+    Xs, y = _mv_data()
+    with pytest.raises(NotFittedError):
+        MVLClassifier().predict(Xs)
+    with pytest.raises(ValueError, match="gamma_A"):
+        MVLClassifier(gamma_A=-1.0).fit(Xs, y)
+    with pytest.raises(ValueError, match="loss"):
+        MVLClassifier(loss="logistic").fit(Xs, y)
+    with pytest.raises(ValueError, match="optimize_c"):
+        MVLClassifier(loss="hinge", optimize_c=True).fit(Xs, y)
+    with pytest.raises(ValueError, match="single class"):
+        MVLClassifier().fit(Xs, np.zeros(60))
+    with pytest.raises(ValueError, match="c must"):
+        MVLClassifier(c=[1.0, 2.0]).fit(Xs, y)
+    with pytest.raises(ValueError, match="same number of samples"):
+        MVLClassifier().fit([Xs[0], Xs[1][:10], Xs[2]], y)
+    bad = [X.copy() for X in Xs]
+    bad[1][3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        MVLRegressor().fit(bad, y.astype(float))
+    clf = MVLClassifier(gamma_W=0.0).fit(Xs, y)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict([Xs[0], Xs[1][:, :2], Xs[2]])
+    with pytest.raises(ValueError, match="Xs_unlabeled"):
+        MVLClassifier().fit(Xs, y, Xs_unlabeled=[X[:, :3] for X in Xs])
+    with pytest.raises(ValueError, match="square"):
+        MVLClassifier(kernel="precomputed").fit([np.ones((60, 5))], y)
+
+
+def test_precomputed_semisupervised_and_cg_match_dense():
+    Xs, y = _mv_data(n=30, seed=2)
+    lab, unl = np.arange(0, 30, 2), np.arange(1, 30, 2)
+    kw = dict(gamma_A=1e-2, gamma_B=1e-3, gamma_W=1e-3)
+    gam = 0.05
+    reg = MVLRegressor(kernel="rbf", kernel_params={"gamma": gam}, solver="dense", **kw)
+    reg.fit([X[lab] for X in Xs], y[lab].astype(float), Xs_unlabeled=[X[unl] for X in Xs])
+    tr = np.concatenate([lab, unl])
+    Ks = [np.asarray(rbf_kernel(X[tr], gamma=gam)) for X in Xs]
+    pre = MVLRegressor(kernel="precomputed", **kw).fit(Ks, y[lab].astype(float))
+    Kt = [np.asarray(rbf_kernel(X, X[tr], gamma=gam)) for X in Xs]
+    np.testing.assert_allclose(pre.predict(Kt), reg.predict(Xs), atol=1e-10)
+    cg = MVLRegressor(kernel="rbf", kernel_params={"gamma": gam}, solver="cg", cg_tol=1e-12, **kw)
+    cg.fit([X[lab] for X in Xs], y[lab].astype(float), Xs_unlabeled=[X[unl] for X in Xs])
+    np.testing.assert_allclose(cg.predict(Xs), reg.predict(Xs), atol=1e-6)
+
+
+def test_optc_woodbury_solver_matches_direct():
+    from bayesmv.mvl import _FixedManifoldLS
+
+    rng, Xs, Ks = _toy(n=11, seed=7)
+    Ls = [graph_laplacian(K) for K in Ks]
+    Y = rng.normal(size=(6, 2))
+    fixed = _FixedManifoldLS([psd_sqrt(K) for K in Ks], Ls, 6, 0.1, 0.05, 0.02)
+    for _ in range(3):
+        c = rng.normal(size=3)
+        np.testing.assert_allclose(fixed.solve(c, Y), mvl_ls_solve(Ks, Y, c, 0.1, 0.05, 0.02, Ls), atol=1e-10)
