@@ -1,0 +1,474 @@
+"""The M3LAK hybrid Gibbs/HMC sampler (paper Algorithm 1, DESIGN §5) as a NumPyro
+:class:`~numpyro.infer.mcmc.MCMCKernel`, and the :func:`run_m3lak` driver.
+
+One sweep (:func:`m3lak_sweep`, pure and jit-able) updates, in order:
+
+1. ``H`` — per-row HMC (rows are conditionally independent; one accept test per row; shared
+   mass matrix ``I + Σ_i τ_i W_iᵀW_i`` = the Gaussian part's precision; eq. 4),
+2. ``Ω`` — joint HMC (eq. 3) under the current DP component of each ω_j,
+3. DP slice sampler (eqs. 5–9) — only for ``spectral_prior="dp"``,
+4. ``λ`` (eq. 2), 5. ``β`` (eq. 1), 6. ``U`` (eq. 10), 7. ``[W_i V_i]`` jointly per view
+   (DESIGN §5), 8. ``r`` (eq. 13, corrected), 9. ``τ`` (eq. 14), 10. ``v`` (if ``v_prior``).
+
+With ``config.augmented=True`` the ``H`` and ``Ω`` updates condition on ``λ`` (the paper). With
+``augmented=False`` they target the λ-marginal hinge ``exp(-2C max(0, ζ))`` instead; because
+``λ`` is redrawn from its exact conditional right after them and right before ``β``, this is a
+valid partially collapsed Gibbs sampler of the same posterior.
+
+Every block's output is checked: a non-finite value is not stored (the block keeps its old
+value) and the first offending block is recorded; :func:`run_m3lak` raises
+:class:`M3LAKNumericalError` naming it. A DP stick-table overflow raises
+:class:`DPCapacityError`. All arithmetic is float64.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from numpyro.infer import MCMC
+from numpyro.infer.hmc_util import dual_averaging
+from numpyro.infer.mcmc import MCMCKernel
+
+from ..models.m3lak import M3LAKConfig, feature_map
+from . import _random
+from . import conditionals as cond
+from .dp import DPState, dp_slice_update, sample_niw, stick_weights
+from .hmc import joint_hmc_step, rowwise_hmc_step
+
+__all__ = [
+    "BLOCK_NAMES",
+    "DPCapacityError",
+    "M3LAKData",
+    "M3LAKKernel",
+    "M3LAKLatent",
+    "M3LAKNumericalError",
+    "M3LAKPosterior",
+    "M3LAKState",
+    "decision_values",
+    "initial_latent",
+    "m3lak_sweep",
+    "prepare_data",
+    "run_m3lak",
+    "sweep_outputs",
+]
+
+BLOCK_NAMES = {1: "H (per-row HMC)", 2: "omega (HMC)", 3: "DP slice sampler", 4: "lambda",
+               5: "beta", 6: "U", 7: "[W V]", 8: "r", 9: "tau", 10: "v"}
+
+
+class M3LAKNumericalError(FloatingPointError):
+    """A sampler block produced a non-finite value."""
+
+
+class DPCapacityError(RuntimeError):
+    """The DP slice sampler needed more components than ``dp_capacity``."""
+
+
+class M3LAKData(NamedTuple):
+    Xs: tuple  # per view (N, D_i), missing rows zero-filled
+    obs: jnp.ndarray  # (N, V) bool
+    y: jnp.ndarray  # (N,) ±1 float
+
+
+class M3LAKLatent(NamedTuple):
+    H: jnp.ndarray
+    Us: tuple
+    Ws: tuple
+    Vs: tuple
+    tau: jnp.ndarray
+    r: jnp.ndarray
+    omega: jnp.ndarray
+    beta: jnp.ndarray
+    lam: jnp.ndarray
+    v: jnp.ndarray
+    dp: DPState
+
+
+class M3LAKState(NamedTuple):
+    i: jnp.ndarray
+    outputs: dict
+    latent: M3LAKLatent
+    da_H: tuple
+    da_omega: tuple
+    step_size_H: jnp.ndarray
+    step_size_omega: jnp.ndarray
+    accept_prob_H: jnp.ndarray
+    accept_prob_omega: jnp.ndarray
+    diverging: jnp.ndarray
+    nonfinite: jnp.ndarray  # int: 0 or the code of the first block that produced non-finite values
+    rng_key: jnp.ndarray
+
+
+class M3LAKPosterior(NamedTuple):
+    mcmc: MCMC
+    samples: dict
+    extra_stats: dict
+
+
+# ----------------------------------------------------------------------------------------------
+# data and priors
+# ----------------------------------------------------------------------------------------------
+def prepare_data(Xs, y) -> M3LAKData:
+    """Float64 views with all-NaN rows = missing (zero-filled + mask), labels ±1."""
+    if not isinstance(Xs, (list, tuple)) or len(Xs) == 0:
+        raise ValueError("Xs must be a non-empty list of (N, D_i) arrays")
+    arrs, masks = [], []
+    N = None
+    for i, X in enumerate(Xs):
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise ValueError(f"Xs[{i}] must be 2-D (N, D_i); got shape {X.shape}")
+        if N is None:
+            N = X.shape[0]
+        elif X.shape[0] != N:
+            raise ValueError(f"Xs[{i}] has {X.shape[0]} rows; Xs[0] has {N}")
+        nan = np.isnan(X)
+        missing = nan.all(axis=1)
+        if np.any(nan.any(axis=1) & ~missing):
+            raise ValueError(f"Xs[{i}] has partially-NaN rows; a missing view must be an all-NaN row")
+        if not np.all(np.isfinite(X[~missing])):
+            raise ValueError(f"Xs[{i}] contains inf")
+        arrs.append(jnp.asarray(np.where(missing[:, None], 0.0, X)))
+        masks.append(~missing)
+    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    if y.shape[0] != N:
+        raise ValueError(f"y has {y.shape[0]} entries; Xs have {N} rows")
+    if not np.all(np.isin(y, (-1.0, 1.0))):
+        raise ValueError("y must contain only -1 and +1")
+    return M3LAKData(tuple(arrs), jnp.asarray(np.stack(masks, 1)), jnp.asarray(y))
+
+
+def _niw_prior(config: M3LAKConfig, dtype=jnp.float64):
+    m = config.n_latent
+    mu0 = jnp.full((m,), config.niw_mu0, dtype)
+    psi0 = config.niw_psi0 * jnp.eye(m, dtype=dtype)
+    return mu0, config.niw_kappa0, config.nu0, psi0
+
+
+def _gaussian_dp_state(config: M3LAKConfig, dtype=jnp.float64):
+    """The fixed ``"gaussian"`` spectrum as a one-component table (never updated)."""
+    m, M = config.n_latent, config.n_frequencies
+    s = config.omega_scale
+    return DPState(
+        nu=jnp.ones((1,), dtype), mu=jnp.zeros((1, m), dtype),
+        prec_sqrt=(jnp.eye(m, dtype=dtype) / s)[None], logdet_prec=jnp.full((1,), -2.0 * m * np.log(s), dtype),
+        z=jnp.zeros((M,), jnp.int32), overflow=jnp.zeros((), bool))
+
+
+# ----------------------------------------------------------------------------------------------
+# potentials of the HMC blocks
+# ----------------------------------------------------------------------------------------------
+def decision_values(H, omega, beta):
+    """``βᵀφ̃(h_n)`` for every row of ``H``."""
+    return feature_map(H, omega) @ beta
+
+
+def _hinge_energy(decision, y, lam, C, augmented):
+    """-log of the hinge factor per sample, up to terms free of the decision value."""
+    zeta = 1.0 - y * decision
+    if augmented:
+        return C * zeta + (C * zeta) ** 2 / (2.0 * lam)
+    return 2.0 * C * jnp.maximum(0.0, zeta)
+
+
+def _omega_prior_energy(omega, dp: DPState):
+    diff = omega - dp.mu[dp.z]
+    q = jnp.einsum("ji,jil->jl", diff, dp.prec_sqrt[dp.z])
+    return 0.5 * jnp.sum(q**2)
+
+
+def _gaussian_parts(latent: M3LAKLatent, data: M3LAKData):
+    """``Q_i = τ_i W_iᵀW_i`` (V, m, m) and ``b_n = Σ_i obs τ_i W_iᵀ(x_n - V_i u_n)`` (N, m)."""
+    Q = jnp.stack([t * W.T @ W for t, W in zip(latent.tau, latent.Ws)])
+    b = 0.0
+    for i, (X, U, W, Vv) in enumerate(zip(data.Xs, latent.Us, latent.Ws, latent.Vs)):
+        b = b + data.obs[:, i:i + 1] * (latent.tau[i] * (X - U @ Vv.T) @ W)
+    return Q, b
+
+
+# ----------------------------------------------------------------------------------------------
+# the sweep
+# ----------------------------------------------------------------------------------------------
+def _guard(new, old, code, flag):
+    ok = jnp.all(jnp.array([jnp.all(jnp.isfinite(leaf)) for leaf in jax.tree.leaves(new)
+                            if jnp.issubdtype(leaf.dtype, jnp.floating)]))
+    value = jax.tree.map(lambda a, b: jnp.where(ok, a, b), new, old)
+    return value, jnp.where((flag == 0) & ~ok, code, flag)
+
+
+def m3lak_sweep(key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, step_size_H,
+                step_size_omega, flag=0):
+    """One full sweep (module docstring order). Returns ``(latent, info)`` with
+    ``info = (accept_prob_H (mean over rows), accept_prob_omega, diverging, nonfinite_flag)``."""
+    C = config.C
+    aug = config.augmented
+    keys = jax.random.split(_random.fast_key(key), 10)
+    N, m = latent.H.shape
+    nV = len(data.Xs)
+    flag = jnp.asarray(flag, jnp.int32)
+
+    # 1. H: per-row HMC, mass matrix = the full-data Gaussian precision
+    Q, b = _gaussian_parts(latent, data)
+    obsf = data.obs.astype(latent.H.dtype)
+    mass = jnp.eye(m, dtype=latent.H.dtype) + jnp.sum(Q, 0)
+    mass_chol = jnp.linalg.cholesky(mass)
+    Qflat = Q.reshape(nV * m, m)
+
+    def pot_H(Hc):
+        quad = ((obsf[:, :, None] * Hc[:, None, :]).reshape(N, nV * m) @ Qflat)
+        gauss = 0.5 * jnp.sum(Hc**2, -1) + 0.5 * jnp.sum(quad * Hc, -1) - jnp.sum(Hc * b, -1)
+        f = decision_values(Hc, latent.omega, latent.beta)
+        return gauss + _hinge_energy(f, data.y, latent.lam, C, aug)
+
+    H, acc_H, div_H = rowwise_hmc_step(keys[0], latent.H, pot_H, step_size_H, config.hmc_steps_h,
+                                       mass_chol=mass_chol)
+    H, flag = _guard(H, latent.H, 1, flag)
+    latent = latent._replace(H=H)
+
+    # 2. Ω: joint HMC
+    def pot_omega(om):
+        f = decision_values(latent.H, om, latent.beta)
+        return _omega_prior_energy(om, latent.dp) + jnp.sum(_hinge_energy(f, data.y, latent.lam, C, aug))
+
+    omega, acc_O, div_O = joint_hmc_step(keys[1], latent.omega, pot_omega, step_size_omega,
+                                         config.hmc_steps_omega)
+    omega, flag = _guard(omega, latent.omega, 2, flag)
+    latent = latent._replace(omega=omega)
+
+    # 3. DP slice sampler
+    if config.spectral_prior == "dp":
+        mu0, kappa0, nu0, psi0 = _niw_prior(config, omega.dtype)
+        dp = dp_slice_update(keys[2], latent.dp, omega, config.alpha, mu0, kappa0, nu0, psi0)
+        dp, flag = _guard(dp, latent.dp, 3, flag)
+        latent = latent._replace(dp=dp)
+
+    # 4–5. λ then β
+    feats = feature_map(latent.H, latent.omega)
+    lam = cond.sample_lambda_conditional(keys[3], feats @ latent.beta, data.y, C)
+    lam, flag = _guard(lam, latent.lam, 4, flag)
+    beta = cond.sample_beta_conditional(keys[4], feats, data.y, lam, C, latent.v)
+    beta, flag = _guard(beta, latent.beta, 5, flag)
+    latent = latent._replace(lam=lam, beta=beta)
+
+    # 6–9. latent variable model, view by view (V is small and static)
+    kU, kWV, kr, kt = (jax.random.split(k, nV) for k in keys[5:9])
+    Us, Ws, Vs, rs, taus = [], [], [], [], []
+    for i in range(nV):
+        X, o = data.Xs[i], data.obs[:, i]
+        W, Vv, tau_i = latent.Ws[i], latent.Vs[i], latent.tau[i]
+        U = cond.sample_u_conditional(kU[i], X, latent.H, W, Vv, tau_i, o)
+        U, flag = _guard(U, latent.Us[i], 6, flag)
+        W_new, V_new = cond.sample_wv_conditional(kWV[i], X, latent.H, U, latent.r[i], config.eta,
+                                                  tau_i, o)
+        (W, Vv), flag = _guard((W_new, V_new), (W, Vv), 7, flag)
+        r_i = cond.sample_r_conditional(kr[i], W, config.a_r, config.b_r)
+        r_i, flag = _guard(r_i, latent.r[i], 8, flag)
+        t_i = cond.sample_tau_conditional(kt[i], X, latent.H, U, W, Vv, o, config.a_tau, config.b_tau)
+        t_i, flag = _guard(t_i, tau_i, 9, flag)
+        Us.append(U), Ws.append(W), Vs.append(Vv), rs.append(r_i), taus.append(t_i)
+    latent = latent._replace(Us=tuple(Us), Ws=tuple(Ws), Vs=tuple(Vs), r=jnp.stack(rs),
+                             tau=jnp.stack(taus))
+
+    # 10. v
+    if config.v_prior is not None:
+        v = cond.sample_v_conditional(keys[9], latent.beta, *config.v_prior)
+        v, flag = _guard(v, latent.v, 10, flag)
+        latent = latent._replace(v=v)
+
+    info = (jnp.mean(acc_H), acc_O, jnp.any(div_H) | div_O, flag)
+    return latent, info
+
+
+def sweep_outputs(latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig):
+    """The stored quantities of one draw (the ``run_m3lak`` contract)."""
+    out = {"beta": latent.beta, "omega": latent.omega, "tau": latent.tau, "r": latent.r,
+           "decision": decision_values(latent.H, latent.omega, latent.beta)}
+    for i, (W, Vv) in enumerate(zip(latent.Ws, latent.Vs)):
+        out[f"W_{i}"] = W
+        out[f"V_{i}"] = Vv
+    if config.spectral_prior == "dp":
+        weights, _ = stick_weights(latent.dp.nu)
+        out["dp_weights"] = weights
+        out["dp_assignments"] = latent.dp.z
+        counts = jnp.zeros(weights.shape[0], jnp.int32).at[latent.dp.z].add(1)
+        out["dp_n_active"] = jnp.sum(counts > 0)
+    if config.v_prior is not None:
+        out["v"] = latent.v
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# initialisation
+# ----------------------------------------------------------------------------------------------
+def initial_latent(key, data: M3LAKData, config: M3LAKConfig) -> M3LAKLatent:
+    """PCA start for ``H`` (plus noise, so chains differ), conjugate updates of ``[W V]``, ``τ``,
+    ``r`` from it, ``ω ~ N(0, I/m)``-type start, the DP table from one slice update, and ``β``
+    from its conditional with ``λ = 1``."""
+    m, K, M = config.n_latent, config.n_view_latent, config.n_frequencies
+    dtype = jnp.float64
+    N = data.y.shape[0]
+    nV = len(data.Xs)
+    keys = jax.random.split(_random.fast_key(key), 8)
+    Xcat = jnp.concatenate(data.Xs, axis=1)
+    Dtot = Xcat.shape[1]
+    k = min(m, Dtot)
+    evals, evecs = jnp.linalg.eigh(Xcat.T @ Xcat / N)
+    top = evecs[:, ::-1][:, :k]
+    scale = jnp.sqrt(jnp.maximum(evals[::-1][:k], 1e-12))
+    H = Xcat @ top / scale
+    if k < m:
+        H = jnp.concatenate([H, jax.random.normal(keys[0], (N, m - k), dtype)], axis=1)
+    H = H + 0.3 * jax.random.normal(keys[1], H.shape, dtype)
+    Us = tuple(jnp.zeros((N, K), dtype) for _ in range(nV))
+    r = jnp.ones((nV, m), dtype)
+    tau = jnp.ones((nV,), dtype)
+    Ws, Vs, taus, rs = [], [], [], []
+    kk = jax.random.split(keys[2], 3 * nV)
+    for i in range(nV):
+        W, Vv = cond.sample_wv_conditional(kk[3 * i], data.Xs[i], H, Us[i], r[i], config.eta, 1.0,
+                                           data.obs[:, i])
+        t = cond.sample_tau_conditional(kk[3 * i + 1], data.Xs[i], H, Us[i], W, Vv, data.obs[:, i],
+                                        config.a_tau, config.b_tau)
+        Ws.append(W), Vs.append(Vv), taus.append(t)
+        rs.append(cond.sample_r_conditional(kk[3 * i + 2], W, config.a_r, config.b_r))
+    if config.spectral_prior == "dp":
+        omega = jax.random.normal(keys[3], (M, m), dtype) / np.sqrt(m)
+        Kc = config.dp_capacity
+        mu0, kappa0, nu0, psi0 = _niw_prior(config, dtype)
+        ones = jnp.ones(Kc, dtype)
+        mu, G, logdet = sample_niw(keys[4], jnp.broadcast_to(mu0, (Kc, m)), kappa0 * ones,
+                                   nu0 * ones, jnp.broadcast_to(psi0, (Kc, m, m)))
+        dp = DPState(_random.beta(keys[5], 1.0, config.alpha, (Kc,), dtype), mu, G, logdet,
+                     jnp.zeros((M,), jnp.int32), jnp.zeros((), bool))
+        dp = dp_slice_update(keys[6], dp, omega, config.alpha, mu0, kappa0, nu0, psi0)
+    else:
+        omega = jax.random.normal(keys[3], (M, m), dtype) * config.omega_scale
+        dp = _gaussian_dp_state(config, dtype)
+    v = jnp.asarray(config.v if config.v_prior is None else config.v_prior[0] / config.v_prior[1],
+                    dtype)
+    lam = jnp.ones((N,), dtype)
+    beta = cond.sample_beta_conditional(keys[7], feature_map(H, omega), data.y, lam, config.C, v)
+    return M3LAKLatent(H, Us, tuple(Ws), tuple(Vs), jnp.stack(taus), jnp.stack(rs), omega, beta,
+                       lam, v, dp)
+
+
+# Eager execution of initial_latent costs ~3x more CPU than compiling it, and the jitted
+# version is cached across fits with the same shapes and config (helper M3b, perf fix).
+_initial_latent_jit = jax.jit(initial_latent, static_argnums=2)
+
+
+# ----------------------------------------------------------------------------------------------
+# the NumPyro kernel
+# ----------------------------------------------------------------------------------------------
+class M3LAKKernel(MCMCKernel):
+    """Composite M3LAK kernel for :class:`numpyro.infer.MCMC`.
+
+    ``MCMC(M3LAKKernel(config), ...).run(key, data)`` with ``data = prepare_data(Xs, y)``. The step
+    sizes of both HMC blocks are adapted by dual averaging (Hoffman & Gelman 2014) during warm-up
+    and frozen afterwards. ``model = None``: ``arviz.from_numpyro`` takes the samples as they are.
+    """
+
+    sample_field = "outputs"
+    model = None
+
+    def __init__(self, config: M3LAKConfig = M3LAKConfig()):
+        self.config = config.validate()
+        self._num_warmup = 0
+        self._da_init, self._da_update = dual_averaging()
+
+    @property
+    def default_fields(self):
+        return ("outputs",)
+
+    def postprocess_fn(self, model_args, model_kwargs):
+        return lambda x: x
+
+    def _init_one(self, rng_key, data):
+        key_init, key_state = jax.random.split(rng_key)
+        latent = _initial_latent_jit(key_init, data, self.config)  # compiled once per shape/config
+        eps0 = jnp.asarray(self.config.init_step_size, jnp.float64)
+        # the H block is preconditioned by its Gaussian precision, so its natural scale is ~1
+        eps_H = jnp.asarray(0.5, jnp.float64)
+        return M3LAKState(
+            i=jnp.zeros((), jnp.int32), outputs=sweep_outputs(latent, data, self.config), latent=latent,
+            da_H=self._da_init(jnp.log(10.0 * eps_H)), da_omega=self._da_init(jnp.log(10.0 * eps0)),
+            step_size_H=eps_H, step_size_omega=eps0, accept_prob_H=jnp.zeros((), jnp.float64),
+            accept_prob_omega=jnp.zeros((), jnp.float64), diverging=jnp.zeros((), bool),
+            nonfinite=jnp.zeros((), jnp.int32), rng_key=key_state)
+
+    def init(self, rng_key, num_warmup, init_params, model_args, model_kwargs):
+        self._num_warmup = int(num_warmup)
+        data = model_args[0]
+        if jnp.ndim(rng_key) > 1 or (jax.dtypes.issubdtype(rng_key.dtype, jax.dtypes.prng_key)
+                                     and jnp.ndim(rng_key) > 0):
+            return jax.vmap(self._init_one, in_axes=(0, None))(rng_key, data)
+        return self._init_one(rng_key, data)
+
+    def sample(self, state: M3LAKState, model_args, model_kwargs):
+        data = model_args[0]
+        cfg = self.config
+        key, key_sweep = jax.random.split(state.rng_key)
+        latent, (acc_H, acc_O, div, flag) = m3lak_sweep(
+            key_sweep, state.latent, data, cfg, state.step_size_H, state.step_size_omega, state.nonfinite)
+        warm = state.i < self._num_warmup
+        last = state.i == self._num_warmup - 1
+
+        def adapt(da, acc, eps):
+            new_da = self._da_update(cfg.target_accept - acc, da)
+            new_eps = jnp.where(last, jnp.exp(new_da[1]), jnp.exp(new_da[0]))
+            da = jax.tree.map(lambda a, b: jnp.where(warm, a, b), new_da, da)
+            return da, jnp.where(warm, new_eps, eps)
+
+        da_H, eps_H = adapt(state.da_H, jnp.nan_to_num(acc_H), state.step_size_H)
+        da_O, eps_O = adapt(state.da_omega, jnp.nan_to_num(acc_O), state.step_size_omega)
+        return M3LAKState(
+            i=state.i + 1, outputs=sweep_outputs(latent, data, cfg), latent=latent, da_H=da_H,
+            da_omega=da_O, step_size_H=eps_H, step_size_omega=eps_O, accept_prob_H=acc_H,
+            accept_prob_omega=acc_O, diverging=div, nonfinite=flag, rng_key=key)
+
+    def get_diagnostics_str(self, state):
+        return "acc H {:.2f} (step {:.2e}), acc Ω {:.2f} (step {:.2e})".format(
+            float(state.accept_prob_H), float(state.step_size_H), float(state.accept_prob_omega),
+            float(state.step_size_omega))
+
+
+EXTRA_FIELDS = ("accept_prob_H", "accept_prob_omega", "diverging", "step_size_H", "step_size_omega")
+
+
+def run_m3lak(Xs, y, config: M3LAKConfig, *, num_warmup, num_samples, num_chains=1,
+              chain_method="sequential", seed=0, progress_bar=False, thinning=1) -> M3LAKPosterior:
+    """Run the composite M3LAK kernel through :class:`numpyro.infer.MCMC`.
+
+    ``Xs``: list of float arrays (N, D_i), all-NaN rows = missing views; ``y``: ±1 labels.
+    Returns :class:`M3LAKPosterior` (samples grouped by chain). Raises
+    :class:`M3LAKNumericalError` (naming the block) if any block produced non-finite values and
+    :class:`DPCapacityError` if the DP needed more than ``config.dp_capacity`` components.
+    """
+    if not isinstance(config, M3LAKConfig):
+        raise TypeError(f"config must be an M3LAKConfig; got {type(config).__name__}")
+    config.validate()
+    data = prepare_data(Xs, y)
+    kernel = M3LAKKernel(config)
+    mcmc = MCMC(kernel, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
+                chain_method=chain_method, progress_bar=progress_bar, thinning=thinning,
+                jit_model_args=True)
+    mcmc.run(jax.random.PRNGKey(seed), data, extra_fields=EXTRA_FIELDS)
+    last = mcmc.last_state
+    flags = np.atleast_1d(np.asarray(last.nonfinite))
+    if np.any(flags != 0):
+        code = int(flags[flags != 0][0])
+        raise M3LAKNumericalError(
+            f"M3LAK sampler: the {BLOCK_NAMES[code]} update produced non-finite values "
+            "(check the data scaling and the hyper-parameters, e.g. C, eta, a_tau/b_tau)")
+    overflow = np.atleast_1d(np.asarray(last.latent.dp.overflow))
+    if np.any(overflow):
+        raise DPCapacityError(
+            f"DP slice sampler needed more than dp_capacity={config.dp_capacity} components; "
+            "increase M3LAKConfig.dp_capacity (or lower alpha)")
+    samples = mcmc.get_samples(group_by_chain=True)
+    extra = mcmc.get_extra_fields(group_by_chain=True)
+    extra = {k: v for k, v in extra.items() if k in EXTRA_FIELDS}
+    return M3LAKPosterior(mcmc, dict(samples), dict(extra))

@@ -1,0 +1,23 @@
+"""NumPyro model functions (M3LAK: latent variable model, DP spectral prior, hinge pseudo-likelihood)."""
+
+from .m3lak import (
+    M3LAKConfig,
+    augmented_hinge_log_factor,
+    feature_map,
+    hinge_log_pseudo_likelihood,
+    hinge_model,
+    latent_variable_model,
+    m3lak_model,
+    spectral_prior_model,
+)
+
+__all__ = [
+    "M3LAKConfig",
+    "augmented_hinge_log_factor",
+    "feature_map",
+    "hinge_log_pseudo_likelihood",
+    "hinge_model",
+    "latent_variable_model",
+    "m3lak_model",
+    "spectral_prior_model",
+]

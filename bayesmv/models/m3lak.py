@@ -1,0 +1,240 @@
+"""M3LAK generative model (Du et al. 2018, §2, paper ``003_…``) as NumPyro model functions.
+
+Model, views ``i = 1..V``, samples ``n = 1..N`` (DESIGN §5):
+
+* ``h_n ~ N(0, I_m)``, ``u_n^i ~ N(0, I_K)``, ``x_n^i ~ N(W_i h_n + V_i u_n^i, τ_i^{-1} I)``;
+* ARD: columns of ``W_i`` ~ ``N(0, r_ij^{-1} I)``, ``r_ij ~ Γ(a_r, b_r)``; columns of ``V_i`` ~
+  ``N(0, η^{-1} I)``; ``τ_i ~ Γ(a_τ, b_τ)`` (shape/rate);
+* random Fourier features ``φ̃(h) = (M^{-1/2}[cos Ωh, sin Ωh], 1)`` with ``ω_j`` drawn from a DP
+  Gaussian mixture (NIW base, stick-breaking; truncated at ``dp_capacity`` in the model function,
+  exact slice sampling in the Gibbs kernel) or from a fixed Gaussian spectrum;
+* ``β ~ N(0, v^{-1} I_{2M+1})`` (``v`` fixed or ``Γ(a_v, b_v)``);
+* hinge pseudo-likelihood ``exp(-2C max(0, 1 - y_n βᵀφ̃(h_n)))``, either marginal or
+  data-augmented with ``λ_n`` (Polson & Scott 2011; paper eq. before (1)).
+
+Missing views (all-NaN rows) drop their likelihood terms ``x_n^i`` (and ``u_n^i`` is then pure
+prior). Everything is float64 (``import bayesmv`` enables x64).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+from numpyro.distributions import constraints
+
+__all__ = [
+    "M3LAKConfig",
+    "augmented_hinge_log_factor",
+    "feature_map",
+    "hinge_log_pseudo_likelihood",
+    "hinge_model",
+    "latent_variable_model",
+    "m3lak_model",
+    "spectral_prior_model",
+]
+
+
+@dataclass(frozen=True)
+class M3LAKConfig:
+    """Every hyper-parameter of M3LAK (paper §2, §4.1 defaults; DESIGN §5).
+
+    Sampler settings (not in the paper) come last: leapfrog steps and target acceptance of the
+    per-row HMC for ``H`` and the joint HMC for ``Ω``.
+    """
+
+    n_latent: int = 20  # m
+    n_frequencies: int = 100  # M (2M + 1 features with the bias)
+    C: float = 1.0  # hinge regularisation
+    n_view_latent: int = 1  # K_i
+    spectral_prior: str = "dp"  # "dp" or "gaussian"
+    eta: float = 1e3  # precision of V_i columns
+    alpha: float = 1.0  # DP concentration
+    a_r: float = 0.1
+    b_r: float = 1e-5
+    a_tau: float = 0.01
+    b_tau: float = 1e-5
+    v: float = 0.01  # prior precision of beta
+    v_prior: tuple | None = None  # (a_v, b_v)
+    niw_kappa0: float = 1.0
+    niw_nu0: float | None = None  # None -> m
+    niw_mu0: float = 0.01
+    niw_psi0: float = 1.0
+    dp_capacity: int = 50
+    augmented: bool = True
+    # --- not in the paper ---
+    lengthscale: float | None = None  # "gaussian" spectrum: ω ~ N(0, I/ℓ²); None -> ℓ = sqrt(m)
+    hmc_steps_h: int = 10  # leapfrog steps of the per-row HMC for H
+    hmc_steps_omega: int = 10  # leapfrog steps of the joint HMC for Ω
+    target_accept: float = 0.8  # dual-averaging target (both HMC blocks)
+    init_step_size: float = 0.05
+
+    @property
+    def nu0(self) -> float:
+        return float(self.n_latent if self.niw_nu0 is None else self.niw_nu0)
+
+    @property
+    def omega_scale(self) -> float:
+        """Standard deviation of ω under the fixed ``"gaussian"`` spectrum."""
+        ell = np.sqrt(self.n_latent) if self.lengthscale is None else self.lengthscale
+        return float(1.0 / ell)
+
+    def validate(self):
+        """Raise ``ValueError`` naming the offending hyper-parameter."""
+        ints = ("n_latent", "n_frequencies", "n_view_latent", "dp_capacity", "hmc_steps_h",
+                "hmc_steps_omega")
+        for name in ints:
+            val = getattr(self, name)
+            if not isinstance(val, (int, np.integer)) or isinstance(val, bool) or val < 1:
+                raise ValueError(f"M3LAKConfig.{name} must be a positive integer; got {val!r}")
+        pos = ("C", "eta", "alpha", "a_r", "b_r", "a_tau", "b_tau", "v", "niw_kappa0", "niw_psi0",
+               "init_step_size")
+        for name in pos:
+            val = getattr(self, name)
+            if not np.isfinite(val) or val <= 0:
+                raise ValueError(f"M3LAKConfig.{name} must be a finite positive number; got {val!r}")
+        if not np.isfinite(self.niw_mu0):
+            raise ValueError(f"M3LAKConfig.niw_mu0 must be finite; got {self.niw_mu0!r}")
+        if self.spectral_prior not in ("dp", "gaussian"):
+            raise ValueError(
+                f"M3LAKConfig.spectral_prior must be 'dp' or 'gaussian'; got {self.spectral_prior!r}")
+        if self.nu0 <= self.n_latent - 1:
+            raise ValueError(
+                f"M3LAKConfig.niw_nu0 must exceed n_latent - 1 = {self.n_latent - 1}; got {self.nu0}")
+        if self.v_prior is not None:
+            if len(self.v_prior) != 2 or min(self.v_prior) <= 0:
+                raise ValueError(f"M3LAKConfig.v_prior must be (a_v, b_v) > 0; got {self.v_prior!r}")
+        if self.lengthscale is not None and not self.lengthscale > 0:
+            raise ValueError(f"M3LAKConfig.lengthscale must be positive; got {self.lengthscale!r}")
+        if not 0 < self.target_accept < 1:
+            raise ValueError(f"M3LAKConfig.target_accept must be in (0, 1); got {self.target_accept}")
+        return self
+
+
+# ----------------------------------------------------------------------------------------------
+# Pure pieces shared with the sampler
+# ----------------------------------------------------------------------------------------------
+def feature_map(H, omega):
+    """``φ̃(h) = (M^{-1/2}[cos(Ωh), sin(Ωh)], 1)``, shape ``(N, 2M + 1)`` (paper §2.2)."""
+    proj = H @ omega.T
+    scale = 1.0 / jnp.sqrt(omega.shape[0])
+    ones = jnp.ones(proj.shape[:-1] + (1,), dtype=proj.dtype)
+    return jnp.concatenate([jnp.cos(proj) * scale, jnp.sin(proj) * scale, ones], axis=-1)
+
+
+def hinge_log_pseudo_likelihood(decision, y, C):
+    """Per-sample log pseudo-likelihood ``-2C max(0, 1 - y f)`` (marginal form)."""
+    return -2.0 * C * jnp.maximum(0.0, 1.0 - y * decision)
+
+
+def augmented_hinge_log_factor(decision, y, lam, C):
+    """Per-sample ``log ℓ(y_n, λ_n | ·) = -(λ + Cζ)²/(2λ) - ½ log(2πλ)``, ``ζ = 1 - y f``.
+
+    Integrating ``exp`` of this over ``λ > 0`` gives ``exp(-2C max(0, ζ))`` (Polson & Scott).
+    """
+    zeta = 1.0 - y * decision
+    return -((lam + C * zeta) ** 2) / (2.0 * lam) - 0.5 * jnp.log(2.0 * jnp.pi * lam)
+
+
+# ----------------------------------------------------------------------------------------------
+# NumPyro model functions
+# ----------------------------------------------------------------------------------------------
+def _nan_mask(X):
+    X = jnp.asarray(X)
+    obs = ~jnp.all(jnp.isnan(X), axis=1)
+    return jnp.where(obs[:, None], X, 0.0), obs
+
+
+def latent_variable_model(Xs, config: M3LAKConfig, n_samples=None, n_features=None):
+    """Multi-view latent variable model (paper §2.1). Returns ``H`` of shape ``(N, m)``.
+
+    ``Xs`` may be ``None`` (prior simulation; give ``n_samples`` and ``n_features``). NaN rows
+    are missing views: their likelihood terms are masked out.
+    """
+    m, K = config.n_latent, config.n_view_latent
+    if Xs is not None:
+        n_samples = Xs[0].shape[0]
+        n_features = [X.shape[1] for X in Xs]
+    V = len(n_features)
+    H = numpyro.sample("h", dist.Normal(0.0, 1.0).expand([n_samples, m]).to_event(2))
+    tau = numpyro.sample("tau", dist.Gamma(config.a_tau, config.b_tau).expand([V]).to_event(1))
+    r = numpyro.sample("r", dist.Gamma(config.a_r, config.b_r).expand([V, m]).to_event(2))
+    for i, D in enumerate(n_features):
+        W = numpyro.sample(f"W_{i}", dist.Normal(0.0, 1.0 / jnp.sqrt(r[i])).expand([D, m]).to_event(2))
+        Vi = numpyro.sample(
+            f"V_{i}", dist.Normal(0.0, 1.0 / np.sqrt(config.eta)).expand([D, K]).to_event(2))
+        U = numpyro.sample(f"u_{i}", dist.Normal(0.0, 1.0).expand([n_samples, K]).to_event(2))
+        loc = H @ W.T + U @ Vi.T
+        scale = 1.0 / jnp.sqrt(tau[i])
+        if Xs is None:
+            numpyro.sample(f"X_{i}", dist.Normal(loc, scale).to_event(2))
+        else:
+            X, obs = _nan_mask(Xs[i])
+            with numpyro.handlers.mask(mask=obs):
+                numpyro.sample(f"X_{i}", dist.Normal(loc, scale).to_event(1), obs=X)
+    return H
+
+
+def spectral_prior_model(config: M3LAKConfig):
+    """Prior on the frequencies ``Ω`` (M, m): DP Gaussian mixture (NIW base, stick-breaking,
+    truncated at ``dp_capacity`` with the assignments summed out) or a fixed Gaussian."""
+    m, M = config.n_latent, config.n_frequencies
+    if config.spectral_prior == "gaussian":
+        return numpyro.sample(
+            "omega", dist.Normal(0.0, config.omega_scale).expand([M, m]).to_event(2))
+    Kc = config.dp_capacity
+    nu = numpyro.sample("dp_nu", dist.Beta(1.0, config.alpha).expand([Kc - 1]).to_event(1))
+    log_rest = jnp.concatenate([jnp.zeros(1), jnp.cumsum(jnp.log1p(-nu))])
+    weights = jnp.exp(log_rest) * jnp.concatenate([nu, jnp.ones(1)])  # last stick takes the rest
+    numpyro.deterministic("dp_weights", weights)
+    # NIW: Σ_k ~ IW(Ψ0, ν0)  <=>  Σ_k^{-1} ~ Wishart(ν0, Ψ0^{-1});  μ_k ~ N(μ0, Σ_k / κ0)
+    prec = numpyro.sample(
+        "dp_precision",
+        dist.Wishart(config.nu0, scale_matrix=jnp.eye(m) / config.niw_psi0).expand([Kc]).to_event(1),
+    )
+    mu = numpyro.sample(
+        "dp_mu",
+        dist.MultivariateNormal(config.niw_mu0 * jnp.ones(m), precision_matrix=config.niw_kappa0 * prec)
+        .to_event(1),
+    )
+    mix = dist.MixtureSameFamily(
+        dist.Categorical(probs=weights), dist.MultivariateNormal(mu, precision_matrix=prec))
+    return numpyro.sample("omega", mix.expand([M]).to_event(1))
+
+
+def hinge_model(features, y, config: M3LAKConfig, augmented=None):
+    """Fixed-kernel max-margin model: ``β ~ N(0, v^{-1}I)`` and the hinge pseudo-likelihood on
+    given features ``φ̃`` (N, 2M+1). Returns the decision values ``βᵀφ̃``."""
+    augmented = config.augmented if augmented is None else augmented
+    P = features.shape[-1]
+    if config.v_prior is not None:
+        v = numpyro.sample("v", dist.Gamma(*config.v_prior))
+    else:
+        v = config.v
+    beta = numpyro.sample("beta", dist.Normal(0.0, 1.0 / jnp.sqrt(v)).expand([P]).to_event(1))
+    decision = numpyro.deterministic("decision", features @ beta)
+    if y is not None:
+        if augmented:
+            lam = numpyro.sample(
+                "lam", dist.ImproperUniform(constraints.positive, (), (features.shape[0],)))
+            numpyro.factor("hinge", augmented_hinge_log_factor(decision, y, lam, config.C).sum())
+        else:
+            numpyro.factor("hinge", hinge_log_pseudo_likelihood(decision, y, config.C).sum())
+    return decision
+
+
+def m3lak_model(Xs, y=None, config: M3LAKConfig = M3LAKConfig(), n_samples=None, n_features=None,
+                augmented=None):
+    """The full M3LAK post-data posterior ``p0(Ω, Θ) p(X | Ω) ℓ(y | H, Θ)`` as a NumPyro model.
+
+    ``augmented=None`` follows ``config.augmented`` (λ sites with an improper flat base measure
+    plus the augmented factor, or the marginal hinge factor). With ``y=None`` no pseudo-likelihood
+    is added (prior simulation).
+    """
+    H = latent_variable_model(Xs, config, n_samples=n_samples, n_features=n_features)
+    omega = spectral_prior_model(config)
+    return hinge_model(feature_map(H, omega), None if y is None else jnp.asarray(y), config,
+                       augmented=augmented)
