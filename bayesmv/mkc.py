@@ -46,6 +46,7 @@ import numpy as np
 from jax import lax
 from sklearn.base import BaseEstimator
 
+from .base import PersistenceMixin
 from .datasets import check_positive, check_views
 from .diagnostics import FitTrace
 from .kernels import get_kernel
@@ -436,7 +437,7 @@ def _completed(method, theta, Kz, scale):
 # --------------------------------------------------------------------------------------------
 # estimator
 # --------------------------------------------------------------------------------------------
-class MKC(BaseEstimator):
+class MKC(PersistenceMixin, BaseEstimator):
     """Multi-view kernel completion (paper 002, §4–5).
 
     Parameters

@@ -1003,6 +1003,8 @@ class MVLRegressor(RegressorMixin, _MVLBase):
         if Y.dtype.kind not in "biuf" or Y.ndim not in (1, 2):
             raise ValueError("y must be numeric targets of shape (n_samples,) or (n_samples, n_outputs)")
         self.y_1d_ = Y.ndim == 1
+        if Y.shape[0] == 0:
+            raise ValueError("y is empty (0 samples); need targets for at least 1 sample")
         Y = Y.astype(float).reshape(Y.shape[0], -1)
         if not np.all(np.isfinite(Y)):
             raise ValueError("y must be a finite (n_samples,) or (n_samples, n_outputs) array")

@@ -30,7 +30,7 @@ import scipy.linalg as sla
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
-from .base import encode_labels, one_vs_rest_targets
+from .base import PersistenceMixin, encode_labels, one_vs_rest_targets
 from .datasets import check_positive, check_views
 from .diagnostics import FitTrace
 from .kernels import DiagonalMultiViewKernel, Kernel, SeparableKernel, SumOfSeparableKernels
@@ -264,7 +264,7 @@ def _check_targets(Y, n, name="Y"):
     return Y
 
 
-class _OnlineOVK(BaseEstimator):
+class _OnlineOVK(PersistenceMixin, BaseEstimator):
     """Shared machinery of ONORMA and MONORMA (one or several kernels sharing the coefficients)."""
 
     _adapt = False
@@ -706,7 +706,7 @@ def ovk_ridge_solve(Ks, TW, Y, lams, solver="auto", dense_max=4000):
     return np.stack(out), "cg"
 
 
-class OVKRidge(BaseEstimator):
+class OVKRidge(PersistenceMixin, BaseEstimator):
     """Batch regularised least squares with an operator-valued kernel (the paper's batch baseline).
 
     Minimises ``(1/n) Σ_i ½||f(x_i) - y_i||² + (λ/2)||f||²_H`` (the ``R_reg`` of §3), whose solution

@@ -54,6 +54,9 @@ def _resolve(qualname):
             raise ValueError(f"the file refers to unknown class {qualname!r}")
     if not isinstance(obj, type):
         raise ValueError(f"{qualname!r} is not a class")
+    if not str(getattr(obj, "__module__", "")).startswith("bayesmv"):
+        # reachable through a bayesmv module (e.g. an imported name) but defined elsewhere
+        raise ValueError(f"the file refers to {qualname!r}, a class not defined in bayesmv; refusing to load it")
     return obj
 
 
@@ -143,10 +146,15 @@ class _Decoder:
         if "__float__" in node:
             return float(node["__float__"])
         if "__array__" in node:
+            if node["__array__"] not in self.arrays:
+                raise ValueError(f"the file refers to a missing array {node['__array__']!r}")
             arr = self.arrays[node["__array__"]]
             return jnp.asarray(arr) if node.get("jax") else arr
         if "__idata__" in node:
-            return self.idatas[int(node["__idata__"])]
+            i = node["__idata__"]
+            if not isinstance(i, int) or not 0 <= i < len(self.idatas):
+                raise ValueError(f"the file refers to a missing InferenceData {i!r}")
+            return self.idatas[i]
         if "__fittrace__" in node:
             return FitTrace(**{k: self.decode(v) for k, v in node["__fittrace__"].items()})
         if "__kernel__" in node:
@@ -154,6 +162,8 @@ class _Decoder:
                 raise ValueError(f"unknown kernel {node['__kernel__']!r} in the file")
             return get_kernel(node["__kernel__"], **self.decode(node["params"]))
         if "__kernel_fn__" in node:
+            if node["__kernel_fn__"] not in KERNELS:
+                raise ValueError(f"unknown kernel {node['__kernel_fn__']!r} in the file")
             return KERNELS[node["__kernel_fn__"]]
         if "__dataclass__" in node:
             cls = _resolve(node["__dataclass__"])
@@ -244,9 +254,12 @@ def load(path):
             raise ValueError(f"{path} is not a bayesmv estimator file (header.json/arrays.npz missing)")
         try:
             header = json.loads(zf.read("header.json"))
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
             raise ValueError(f"{path}: header.json is not valid JSON") from exc
         _check_header(header)
+        cls = _resolve(header.get("class"))  # refuse foreign classes before reading anything else
+        if not issubclass(cls, BaseEstimator):
+            raise ValueError(f"{header['class']!r} is not an estimator class")
         with np.load(io.BytesIO(zf.read("arrays.npz")), allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
         idatas = []
@@ -260,11 +273,21 @@ def load(path):
                 idata.load()  # read into memory before the temporary file goes away
                 idatas.append(idata)
                 i += 1
-    cls = _resolve(header["class"])
-    if not issubclass(cls, BaseEstimator):
-        raise ValueError(f"{header['class']!r} is not an estimator class")
+    params, state = header.get("params"), header.get("state")
+    if not isinstance(params, dict) or not isinstance(state, dict):
+        raise ValueError(f"{path}: header.json lacks the 'params'/'state' objects")
+    valid = set(cls().get_params(deep=False))
+    unknown = sorted(set(params) - valid)
+    if unknown:
+        raise ValueError(f"{path}: parameters {unknown} are not parameters of {cls.__name__}")
+    bad = [k for k in state if not isinstance(k, str) or not k.isidentifier() or k.startswith("__")]
+    if bad:
+        raise ValueError(f"{path}: invalid attribute names {bad} in the file")
     dec = _Decoder(arrays, idatas)
-    est = cls(**{k: dec.decode(v) for k, v in header["params"].items()})
-    for k, v in header["state"].items():
-        setattr(est, k, dec.decode(v))
+    try:
+        est = cls(**{k: dec.decode(v) for k, v in params.items()})
+        for k, v in state.items():
+            setattr(est, k, dec.decode(v))
+    except (TypeError, KeyError, AttributeError, RecursionError) as exc:
+        raise ValueError(f"{path}: malformed estimator state in the file ({type(exc).__name__}: {exc})") from exc
     return est

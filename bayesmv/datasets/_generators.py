@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import linear_kernel, rbf_kernel
+from ._validation import check_positive
 
 __all__ = ["make_latent_views", "make_mkc_toy", "make_multitask", "make_mvml_toy"]
 
@@ -19,10 +20,18 @@ def make_latent_views(
     kernel classifier is not. ``n_features`` is one int or one per view. Returns ``(Xs, y)``
     with ``y`` in {0, 1}.
     """
+    check_positive("n_samples", n_samples, integer=True)
+    check_positive("n_views", n_views, integer=True)
+    check_positive("n_latent", n_latent, integer=True)
+    check_positive("noise", noise, allow_zero=True)
     rng = np.random.default_rng(seed)
-    dims = [n_features] * n_views if np.isscalar(n_features) else list(n_features)
+    dims = [n_features] * n_views if n_features is None or np.isscalar(n_features) else list(n_features)
     if len(dims) != n_views:
         raise ValueError(f"n_features must be an int or have {n_views} entries, got {dims}")
+    for d in dims:
+        check_positive("n_features", d, integer=True)
+    if rule == "xor" and n_latent < 2:
+        raise ValueError(f"rule='xor' needs n_latent >= 2, got {n_latent}")
     H = rng.standard_normal((n_samples, n_latent))
     Xs = []
     for d in dims:
@@ -43,6 +52,10 @@ def make_mvml_toy(n_samples=100, shear=1.5, angle=np.pi / 3, separation=3.0, see
 
     Returns ``(Xs, y)`` with ``y`` in {0, 1}.
     """
+    check_positive("n_samples", n_samples, integer=True)
+    for name, value in (("shear", shear), ("angle", angle), ("separation", separation)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not np.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
     rng = np.random.default_rng(seed)
     y = np.arange(n_samples) % 2
     X1 = rng.standard_normal((n_samples, 2)) + np.where(y[:, None] == 1, separation / 2, -separation / 2)
@@ -71,6 +84,10 @@ def make_mkc_toy(name="TOYL", n_samples=100, n_basis=10, seed=0):
     """
     if name not in MKC_TOY_KERNELS:
         raise ValueError(f"name must be one of {sorted(MKC_TOY_KERNELS)}, got {name!r}")
+    check_positive("n_basis", n_basis, integer=True)
+    check_positive("n_samples", n_samples, integer=True)
+    if n_basis > n_samples:
+        raise ValueError(f"n_basis={n_basis} must not exceed n_samples={n_samples}")
     rng = np.random.default_rng(seed)
     dims = (5, 5, 10, 10, 10)
     bases = [rng.uniform(-1.0, 1.0, (n_basis, d)) for d in dims]
@@ -93,6 +110,9 @@ def make_multitask(n_samples=5000, n_tasks=10, n_features=20, seed=0):
     ``w^i ~ N(0, diag(0.5, 0.25, 0.1, 0.05, 0.15, 0.1, 0.15))``, outputs ``y^i = w^i · φ(x)``.
     Returns ``(X, Y)`` with ``Y`` of shape ``(n_samples, n_tasks)``.
     """
+    check_positive("n_samples", n_samples, integer=True)
+    check_positive("n_tasks", n_tasks, integer=True)
+    check_positive("n_features", n_features, integer=True)
     if n_features < 5:
         raise ValueError(f"n_features must be >= 5, got {n_features}")
     rng = np.random.default_rng(seed)

@@ -126,7 +126,13 @@ def _is_label_array(y):
 
 def observed_mask(Xs):
     """Boolean ``(n_views, n_samples)``: True where the sample is observed in the view."""
-    return np.stack([~np.isnan(np.asarray(X, dtype=float)).all(axis=1) for X in Xs])
+    masks = []
+    for v, X in enumerate(Xs):
+        X = _as_numeric(X, f"Xs[{v}]")
+        if X.ndim != 2:
+            raise ValueError(f"Xs[{v}] must be 2-D (n_samples, n_features), got shape {X.shape}")
+        masks.append(~np.isnan(X.astype(float, copy=False)).all(axis=1))
+    return np.stack(masks)
 
 
 def check_positive(name, value, allow_zero=False, integer=False):

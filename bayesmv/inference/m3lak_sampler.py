@@ -113,6 +113,12 @@ class M3LAKPosterior(NamedTuple):
 # ----------------------------------------------------------------------------------------------
 def prepare_data(Xs, y) -> M3LAKData:
     """Float64 views with all-NaN rows = missing (zero-filled + mask), labels ±1."""
+    arrs, obs, y = _prepare_arrays(Xs, y)
+    return M3LAKData(tuple(jnp.asarray(X) for X in arrs), jnp.asarray(obs), jnp.asarray(y))
+
+
+def _prepare_arrays(Xs, y):
+    """:func:`prepare_data` on the host: ``(list of (N, D_i) arrays, (N, V) mask, (N,) y)``."""
     if not isinstance(Xs, (list, tuple)) or len(Xs) == 0:
         raise ValueError("Xs must be a non-empty list of (N, D_i) arrays")
     arrs, masks = [], []
@@ -131,14 +137,28 @@ def prepare_data(Xs, y) -> M3LAKData:
             raise ValueError(f"Xs[{i}] has partially-NaN rows; a missing view must be an all-NaN row")
         if not np.all(np.isfinite(X[~missing])):
             raise ValueError(f"Xs[{i}] contains inf")
-        arrs.append(jnp.asarray(np.where(missing[:, None], 0.0, X)))
+        arrs.append(np.where(missing[:, None], 0.0, X))
         masks.append(~missing)
     y = np.asarray(y, dtype=np.float64).reshape(-1)
     if y.shape[0] != N:
         raise ValueError(f"y has {y.shape[0]} entries; Xs have {N} rows")
     if not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError("y must contain only -1 and +1")
-    return M3LAKData(tuple(arrs), jnp.asarray(np.stack(masks, 1)), jnp.asarray(y))
+    return arrs, np.stack(masks, 1), y
+
+
+def shard_m3lak_data(data_arrays, mesh) -> tuple:
+    """Place the per-sample arrays of :func:`_prepare_arrays` on ``mesh``, sharded along ``N``.
+
+    ``N`` is padded to a multiple of the mesh size with rows that carry no information: every
+    view missing (no ``x``/``u`` likelihood terms, so no contribution to ``[W V]``, ``τ``) and
+    ``y = 0``, which :func:`m3lak_sweep` masks out of ``β``, ``Ω``, the step-size statistics and
+    the initialisation. Returns ``(M3LAKData, N)``."""
+    from ..distributed import shard_rows
+
+    arrs, obs, y = data_arrays
+    Xs = tuple(shard_rows(X, mesh) for X in arrs)
+    return M3LAKData(Xs, shard_rows(obs, mesh, fill=False), shard_rows(y, mesh, fill=0.0)), len(y)
 
 
 def _niw_prior(config: M3LAKConfig, dtype=jnp.float64):
@@ -209,6 +229,7 @@ def m3lak_sweep(key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, 
     N, m = latent.H.shape
     nV = len(data.Xs)
     flag = jnp.asarray(flag, jnp.int32)
+    valid = data.y != 0  # False only on the padding rows of a sharded run (see shard_m3lak_data)
 
     # 1. H: per-row HMC, mass matrix = the full-data Gaussian precision
     Q, b = _gaussian_parts(latent, data)
@@ -231,7 +252,8 @@ def m3lak_sweep(key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, 
     # 2. Ω: joint HMC
     def pot_omega(om):
         f = decision_values(latent.H, om, latent.beta)
-        return _omega_prior_energy(om, latent.dp) + jnp.sum(_hinge_energy(f, data.y, latent.lam, C, aug))
+        hinge = jnp.where(valid, _hinge_energy(f, data.y, latent.lam, C, aug), 0.0)
+        return _omega_prior_energy(om, latent.dp) + jnp.sum(hinge)
 
     omega, acc_O, div_O = joint_hmc_step(keys[1], latent.omega, pot_omega, step_size_omega,
                                          config.hmc_steps_omega)
@@ -249,7 +271,7 @@ def m3lak_sweep(key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, 
     feats = feature_map(latent.H, latent.omega)
     lam = cond.sample_lambda_conditional(keys[3], feats @ latent.beta, data.y, C)
     lam, flag = _guard(lam, latent.lam, 4, flag)
-    beta = cond.sample_beta_conditional(keys[4], feats, data.y, lam, C, latent.v)
+    beta = cond.sample_beta_conditional(keys[4], feats * valid[:, None], data.y, lam, C, latent.v)
     beta, flag = _guard(beta, latent.beta, 5, flag)
     latent = latent._replace(lam=lam, beta=beta)
 
@@ -278,7 +300,8 @@ def m3lak_sweep(key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, 
         v, flag = _guard(v, latent.v, 10, flag)
         latent = latent._replace(v=v)
 
-    info = (jnp.mean(acc_H), acc_O, jnp.any(div_H) | div_O, flag)
+    acc_H = jnp.sum(jnp.where(valid, acc_H, 0.0)) / jnp.sum(valid)
+    info = (acc_H, acc_O, jnp.any(div_H & valid) | div_O, flag)
     return latent, info
 
 
@@ -315,7 +338,8 @@ def initial_latent(key, data: M3LAKData, config: M3LAKConfig) -> M3LAKLatent:
     Xcat = jnp.concatenate(data.Xs, axis=1)
     Dtot = Xcat.shape[1]
     k = min(m, Dtot)
-    evals, evecs = jnp.linalg.eigh(Xcat.T @ Xcat / N)
+    valid = data.y != 0
+    evals, evecs = jnp.linalg.eigh(Xcat.T @ Xcat / jnp.sum(valid))
     top = evecs[:, ::-1][:, :k]
     scale = jnp.sqrt(jnp.maximum(evals[::-1][:k], 1e-12))
     H = Xcat @ top / scale
@@ -350,7 +374,8 @@ def initial_latent(key, data: M3LAKData, config: M3LAKConfig) -> M3LAKLatent:
     v = jnp.asarray(config.v if config.v_prior is None else config.v_prior[0] / config.v_prior[1],
                     dtype)
     lam = jnp.ones((N,), dtype)
-    beta = cond.sample_beta_conditional(keys[7], feature_map(H, omega), data.y, lam, config.C, v)
+    feats = feature_map(H, omega) * valid[:, None]
+    beta = cond.sample_beta_conditional(keys[7], feats, data.y, lam, config.C, v)
     return M3LAKLatent(H, Us, tuple(Ws), tuple(Vs), jnp.stack(taus), jnp.stack(rs), omega, beta,
                        lam, v, dp)
 
@@ -374,8 +399,10 @@ class M3LAKKernel(MCMCKernel):
     sample_field = "outputs"
     model = None
 
-    def __init__(self, config: M3LAKConfig = M3LAKConfig()):
+    def __init__(self, config: M3LAKConfig = M3LAKConfig(), mesh=None, n_valid=None):
         self.config = config.validate()
+        self.mesh = mesh  # data-sharded run: per-sample state constrained to rows over the mesh
+        self.n_valid = n_valid  # number of real (unpadded) samples; None: all
         self._num_warmup = 0
         self._da_init, self._da_update = dual_averaging()
 
@@ -384,11 +411,26 @@ class M3LAKKernel(MCMCKernel):
         return ("outputs",)
 
     def postprocess_fn(self, model_args, model_kwargs):
-        return lambda x: x
+        if self.mesh is None and self.n_valid is None:
+            return lambda x: x
+        from ..distributed import constrain_replicated
+
+        def trim(x):  # drop the padding rows; the stored decision values are replicated
+            return {**x, "decision": constrain_replicated(x["decision"][..., :self.n_valid], self.mesh)}
+
+        return trim
+
+    def _constrain(self, latent: M3LAKLatent) -> M3LAKLatent:
+        if self.mesh is None:
+            return latent
+        from ..distributed import constrain_rows
+
+        return latent._replace(H=constrain_rows(latent.H, self.mesh), Us=constrain_rows(latent.Us, self.mesh),
+                               lam=constrain_rows(latent.lam, self.mesh))
 
     def _init_one(self, rng_key, data):
         key_init, key_state = jax.random.split(rng_key)
-        latent = _initial_latent_jit(key_init, data, self.config)  # compiled once per shape/config
+        latent = self._constrain(_initial_latent_jit(key_init, data, self.config))  # compiled once per shape/config
         eps0 = jnp.asarray(self.config.init_step_size, jnp.float64)
         # the H block is preconditioned by its Gaussian precision, so its natural scale is ~1
         eps_H = jnp.asarray(0.5, jnp.float64)
@@ -413,6 +455,7 @@ class M3LAKKernel(MCMCKernel):
         key, key_sweep = jax.random.split(state.rng_key)
         latent, (acc_H, acc_O, div, flag) = m3lak_sweep(
             key_sweep, state.latent, data, cfg, state.step_size_H, state.step_size_omega, state.nonfinite)
+        latent = self._constrain(latent)
         warm = state.i < self._num_warmup
         last = state.i == self._num_warmup - 1
 
@@ -439,19 +482,42 @@ EXTRA_FIELDS = ("accept_prob_H", "accept_prob_omega", "diverging", "step_size_H"
 
 
 def run_m3lak(Xs, y, config: M3LAKConfig, *, num_warmup, num_samples, num_chains=1,
-              chain_method="sequential", seed=0, progress_bar=False, thinning=1) -> M3LAKPosterior:
+              chain_method="sequential", seed=0, progress_bar=False, thinning=1, mesh=None,
+              shard_data=False, on_dp_overflow="raise") -> M3LAKPosterior:
     """Run the composite M3LAK kernel through :class:`numpyro.infer.MCMC`.
 
     ``Xs``: list of float arrays (N, D_i), all-NaN rows = missing views; ``y``: ±1 labels.
     Returns :class:`M3LAKPosterior` (samples grouped by chain). Raises
     :class:`M3LAKNumericalError` (naming the block) if any block produced non-finite values and
-    :class:`DPCapacityError` if the DP needed more than ``config.dp_capacity`` components.
+    :class:`DPCapacityError` if the DP needed more than ``config.dp_capacity`` components
+    (``on_dp_overflow="ignore"``: no error; the caller checks ``mcmc.last_state.latent.dp.overflow``
+    and reports it, as ``M3LAKClassifier`` does with a ``SamplerWarning``).
+
+    Data-sharded sweep (``shard_data=True``: every device, an int: that many, or an explicit
+    ``mesh``): ``X``, ``H``, ``U``, ``λ`` and the masks are sharded along ``N`` over the mesh
+    (padded to a multiple of its size with masked-out rows) and XLA inserts the collectives for
+    the sums over samples; the draws equal the unsharded run up to floating-point rounding.
+    Needs ``chain_method`` ``"sequential"`` or ``"vectorized"`` (``"parallel"`` uses the devices
+    for chains). See ``bayesmv.distributed``.
     """
     if not isinstance(config, M3LAKConfig):
         raise TypeError(f"config must be an M3LAKConfig; got {type(config).__name__}")
     config.validate()
-    data = prepare_data(Xs, y)
-    kernel = M3LAKKernel(config)
+    if on_dp_overflow not in ("raise", "ignore"):
+        raise ValueError(f"on_dp_overflow must be 'raise' or 'ignore', got {on_dp_overflow!r}")
+    from ..distributed import check_partitionable_rng, resolve_mesh
+
+    mesh = resolve_mesh(mesh, shard_data)
+    if mesh is None:
+        data = prepare_data(Xs, y)
+        kernel = M3LAKKernel(config)
+    else:
+        if chain_method == "parallel":
+            raise ValueError("a data-sharded run (shard_data/mesh) uses the devices for the samples; use "
+                             "chain_method='sequential' or 'vectorized', not 'parallel'")
+        check_partitionable_rng()
+        data, n_valid = shard_m3lak_data(_prepare_arrays(Xs, y), mesh)
+        kernel = M3LAKKernel(config, mesh=mesh, n_valid=n_valid)
     mcmc = MCMC(kernel, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
                 chain_method=chain_method, progress_bar=progress_bar, thinning=thinning,
                 jit_model_args=True)
@@ -464,7 +530,7 @@ def run_m3lak(Xs, y, config: M3LAKConfig, *, num_warmup, num_samples, num_chains
             f"M3LAK sampler: the {BLOCK_NAMES[code]} update produced non-finite values "
             "(check the data scaling and the hyper-parameters, e.g. C, eta, a_tau/b_tau)")
     overflow = np.atleast_1d(np.asarray(last.latent.dp.overflow))
-    if np.any(overflow):
+    if np.any(overflow) and on_dp_overflow == "raise":
         raise DPCapacityError(
             f"DP slice sampler needed more than dp_capacity={config.dp_capacity} components; "
             "increase M3LAKConfig.dp_capacity (or lower alpha)")

@@ -15,6 +15,7 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 __all__ = [
     "KERNELS",
@@ -34,16 +35,46 @@ __all__ = [
 ]
 
 
+def _is_traced(A):
+    return isinstance(A, jax.core.Tracer)
+
+
+def _check_input(A, name):
+    """Shape/dtype checks (static, also under ``jit``) and a finiteness check on concrete inputs,
+    so that bad data gives a ``ValueError``/``TypeError`` naming ``X``/``Y``, not a NaN Gram."""
+    if not isinstance(A, jax.Array):
+        try:
+            arr = np.asarray(A)
+        except Exception as exc:  # ragged nested lists and the like
+            raise ValueError(f"{name} could not be converted to an array: {exc}") from exc
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"{name} has dtype {arr.dtype}; kernels need a real numeric array")
+        A = arr
+    if A.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {tuple(A.shape)}")
+    if not _is_traced(A) and A.size and not bool(np.isfinite(np.asarray(A)).all()):
+        raise ValueError(f"{name} contains NaN or inf")
+    return A
+
+
 def _as_pair(X, Y):
-    X = jnp.asarray(X)
+    X = jnp.asarray(_check_input(X, "X"))
     if not jnp.issubdtype(X.dtype, jnp.floating):
         X = X.astype(jnp.result_type(float))
-    Y = X if Y is None else jnp.asarray(Y, dtype=X.dtype)
+    if Y is None:
+        return X, X
+    Y = jnp.asarray(_check_input(Y, "Y"), dtype=X.dtype)
+    if Y.shape[1] != X.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}; they must match")
     return X, Y
 
 
 def _default_gamma(gamma, X):
-    return 1.0 / X.shape[1] if gamma is None else gamma
+    if gamma is None:
+        return 1.0 / X.shape[1]
+    if isinstance(gamma, (int, float, np.number)) and not (np.isfinite(gamma) and gamma > 0):
+        raise ValueError(f"gamma must be a finite number > 0, got {gamma!r}")
+    return gamma
 
 
 def squared_euclidean_distances(X, Y=None):
@@ -93,6 +124,7 @@ def additive_chi2_kernel(X, Y=None):
 
 def chi2_kernel(X, Y=None, gamma=1.0):
     """Exponential chi-squared kernel ``exp(gamma * additive_chi2(x, y))``."""
+    _default_gamma(gamma, None)
     return jnp.exp(gamma * additive_chi2_kernel(X, Y))
 
 

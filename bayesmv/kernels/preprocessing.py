@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -20,6 +21,10 @@ def _pairwise_distances_offdiag(X, max_samples, seed):
     X = np.asarray(X)
     if X.ndim != 2 or X.shape[0] < 2:
         raise ValueError(f"X must be a 2-D array with at least 2 samples, got shape {X.shape}")
+    if X.dtype.kind not in "biuf":
+        raise TypeError(f"X has dtype {X.dtype}; it must be a real numeric array")
+    if not np.isfinite(X).all():
+        raise ValueError("X contains NaN or inf")
     if X.shape[0] > max_samples:
         idx = np.random.default_rng(seed).choice(X.shape[0], max_samples, replace=False)
         X = X[idx]
@@ -39,8 +44,8 @@ def mean_heuristic(X, max_samples=2000, seed=0) -> float:
 
 def gamma_from_bandwidth(sigma) -> float:
     """RBF ``gamma = 1 / (2 sigma^2)`` for a bandwidth ``sigma > 0``."""
-    if not sigma > 0:
-        raise ValueError(f"bandwidth sigma must be > 0, got {sigma}")
+    if not (sigma > 0 and np.isfinite(sigma)):
+        raise ValueError(f"bandwidth sigma must be a finite number > 0, got {sigma}")
     return 1.0 / (2.0 * sigma**2)
 
 
@@ -51,6 +56,10 @@ def center_kernel(K, K_test=None):
     test kernel centred with the training means instead.
     """
     K = jnp.asarray(K)
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(f"K must be a square (n, n) Gram matrix, got shape {K.shape}")
+    if K_test is not None and (jnp.ndim(K_test) != 2 or jnp.shape(K_test)[1] != K.shape[0]):
+        raise ValueError(f"K_test must have shape (m, {K.shape[0]}), got {jnp.shape(K_test)}")
     col_mean = K.mean(axis=0)
     total = col_mean.mean()
     if K_test is None:
@@ -69,6 +78,10 @@ def normalize_kernel(K, diag_x=None, diag_y=None):
         if K.shape[0] != K.shape[1]:
             raise ValueError("normalize_kernel needs diag_x and diag_y for a non-square K")
         diag_x = diag_y = jnp.diag(K)
+    for name, d in (("diag_x", diag_x), ("diag_y", diag_y)):
+        d = jnp.asarray(d)
+        if not isinstance(d, jax.core.Tracer) and not bool(jnp.all(d > 0)):
+            raise ValueError(f"normalize_kernel: {name} (the kernel's self-similarities) must be > 0")
     dx = jnp.sqrt(jnp.asarray(diag_x))
     dy = jnp.sqrt(jnp.asarray(diag_y))
     return K / (dx[:, None] * dy[None, :])

@@ -1,0 +1,168 @@
+"""Shared test plumbing.
+
+* ``hypothesis_cases``: a session-wide counter of generated property-test cases (keyed by test);
+  the total is printed in pytest's terminal summary (independent of ``-s``).
+* ``tiny_problem`` / ``fitted_estimator``: one tiny data set and one lazily fitted instance of
+  each public estimator per session (shared by the reliability and persistence tests, so the
+  expensive M3LAK compile happens once).
+"""
+
+from __future__ import annotations
+
+import collections
+import warnings
+
+import numpy as np
+import pytest
+
+_CASES_KEY = pytest.StashKey[collections.Counter]()
+
+
+def pytest_configure(config):
+    config.stash[_CASES_KEY] = collections.Counter()
+    _enable_compilation_cache(config)
+
+
+def pytest_unconfigure(config):
+    path = getattr(config, "_bayesmv_cache_tmp", None)
+    if path:
+        import shutil
+
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _enable_compilation_cache(config):
+    """JAX's persistent compilation cache in a per-session directory (inherited by subprocesses
+    through ``JAX_COMPILATION_CACHE_DIR``): refits of the same model shape — and the
+    reproducibility test's child process — reuse compiled executables instead of recompiling the
+    M3LAK sweep (tens of seconds each). Results are unchanged (same executable). Set
+    ``BAYESMV_TEST_NO_JAX_CACHE=1`` to disable, or ``JAX_COMPILATION_CACHE_DIR`` to choose the dir."""
+    import os
+    import tempfile
+
+    if os.environ.get("BAYESMV_TEST_NO_JAX_CACHE"):
+        return
+    path = os.environ.get("JAX_COMPILATION_CACHE_DIR")
+    if not path:
+        path = tempfile.mkdtemp(prefix="bayesmv-jax-cache-")
+        config._bayesmv_cache_tmp = path  # removed at the end of the session
+        os.environ["JAX_COMPILATION_CACHE_DIR"] = path
+    import jax
+
+    jax.config.update("jax_compilation_cache_dir", path)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    counts = config.stash.get(_CASES_KEY, None)
+    if counts:
+        total = sum(counts.values())
+        terminalreporter.write_sep("-", f"hypothesis generated cases: {total} in {len(counts)} property tests")
+        for name, n in sorted(counts.items()):
+            terminalreporter.write_line(f"  {n:5d}  {name}")
+
+
+@pytest.fixture(scope="session")
+def hypothesis_cases(request):
+    return request.config.stash[_CASES_KEY]
+
+
+# ------------------------------------------------------------------------------------------
+# tiny problem + one fitted instance of each estimator
+# ------------------------------------------------------------------------------------------
+ESTIMATOR_NAMES = (
+    "M3LAKClassifier",
+    "MVMLClassifier",
+    "MVMLRegressor",
+    "MVLClassifier",
+    "MVLRegressor",
+    "ONORMA",
+    "MONORMA",
+    "OVKRidge",
+    "MKC",
+)
+MULTIVIEW_NAMES = ("M3LAKClassifier", "MVMLClassifier", "MVMLRegressor", "MVLClassifier", "MVLRegressor")
+SINGLE_X_NAMES = ("ONORMA", "MONORMA", "OVKRidge")
+CLASSIFIERS = ("M3LAKClassifier", "MVMLClassifier", "MVLClassifier")
+
+
+def tiny_settings(name):
+    """Constructor arguments that make each estimator fast on the tiny problem."""
+    from bayesmv.kernels import SeparableKernel
+
+    return {
+        "M3LAKClassifier": dict(n_latent=2, n_frequencies=5, num_warmup=20, num_samples=20, seed=0),
+        "MVMLClassifier": dict(max_iter=2),
+        "MVMLRegressor": dict(max_iter=2),
+        "MVLClassifier": dict(),
+        "MVLRegressor": dict(),
+        "ONORMA": dict(eta0=0.5),
+        "MONORMA": dict(kernels=[SeparableKernel("rbf", ((1.0,),)), SeparableKernel("linear", ((1.0,),))],
+                        eta0=0.2),
+        "OVKRidge": dict(lam=0.1),
+        "MKC": dict(max_iter=20),
+    }[name]
+
+
+def make_estimator(name, **overrides):
+    import bayesmv
+
+    return getattr(bayesmv, name)(**{**tiny_settings(name), **overrides})
+
+
+def make_tiny_problem(n=16, seed=0):
+    rng = np.random.default_rng(seed)
+    H = rng.standard_normal((n, 2))
+    Xs = [H @ rng.standard_normal((2, 3)) + 0.1 * rng.standard_normal((n, 3)),
+          H @ rng.standard_normal((2, 2)) + 0.1 * rng.standard_normal((n, 2))]
+    y = (H[:, 0] > np.median(H[:, 0])).astype(np.int64)
+    y_reg = H[:, 0] + 0.5 * H[:, 1]
+    X = np.concatenate(Xs, axis=1)
+    Ks = []
+    for v, V in enumerate(Xs):
+        K = np.exp(-0.5 * ((V[:, None, :] - V[None, :, :]) ** 2).sum(-1))
+        if v == 0:  # one sample missing from view 0 (MKC completes it)
+            K[1, :] = np.nan
+            K[:, 1] = np.nan
+        Ks.append(K)
+    return {"Xs": Xs, "y": y, "y_reg": y_reg, "X": X, "Ks": Ks}
+
+
+def fit_args(name, problem):
+    """``(args, kwargs)`` of ``fit`` for ``name`` on ``problem``."""
+    if name == "MKC":
+        return (problem["Ks"],), {}
+    if name in SINGLE_X_NAMES:
+        return (problem["X"], problem["y_reg"]), {}
+    y = problem["y"] if name in CLASSIFIERS else problem["y_reg"]
+    return (problem["Xs"], y), {}
+
+
+def predict_input(name, problem):
+    if name in SINGLE_X_NAMES:
+        return problem["X"]
+    return problem["Xs"]
+
+
+@pytest.fixture(scope="session")
+def tiny_problem():
+    return make_tiny_problem()
+
+
+@pytest.fixture(scope="session")
+def fitted_estimator(tiny_problem):
+    """``fitted_estimator(name)``: the session's fitted instance of ``name`` (fitted on first use)."""
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            est = make_estimator(name)
+            args, kwargs = fit_args(name, tiny_problem)
+            with warnings.catch_warnings(record=True) as rec:
+                warnings.simplefilter("always")
+                est.fit(*args, **kwargs)
+            cache[name] = est
+            get.warnings[name] = list(rec)
+        return cache[name]
+
+    get.warnings = {}  # name -> warnings recorded during its fit
+    return get
