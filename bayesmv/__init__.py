@@ -6,9 +6,28 @@ kernel solves need double precision. Kernel functions keep the dtype of their in
 float32 arrays stay float32.
 """
 
+import os
 from importlib import import_module
 
-import jax
+
+def _avoid_cpu_scheduler_deadlock():
+    """Turn off XLA:CPU's concurrency-optimised scheduler (jaxlib 0.10).
+
+    With it on, two batched LAPACK custom calls (e.g. triangular solves under ``vmap``) can run
+    concurrently on the intra-op pool and each wait in ``ParallelBatchMap`` for workers the other
+    holds: the process hangs with every thread idle (seen in M3LAK's predictive and DP blocks).
+    The flag is read when JAX's CPU backend starts, so it only helps if bayesmv is imported
+    before the first JAX computation; an explicit setting in ``XLA_FLAGS`` is respected.
+    """
+    flag = "--xla_cpu_enable_concurrency_optimized_scheduler"
+    flags = os.environ.get("XLA_FLAGS", "")
+    if flag not in flags:
+        os.environ["XLA_FLAGS"] = f"{flags} {flag}=false".strip()
+
+
+_avoid_cpu_scheduler_deadlock()
+
+import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
