@@ -32,7 +32,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from .base import MultiViewMixin, encode_labels, one_vs_rest_targets, warn_sampler_trouble
 from .datasets import MultiViewStandardScaler, check_positive, observed_mask
-from .kernels import implied_kernel, random_fourier_features
+from .inference._threads import single_threaded_blas
+from .kernels import implied_kernel
+from .models.m3lak import decision_values
 
 __all__ = ["M3LAKClassifier", "KernelBand", "predictive_latent_moments", "sample_predictive_decisions"]
 
@@ -108,24 +110,26 @@ def _draw_decisions(key, Ws, Vs, tau, beta, omega, Xs, observed, patterns, patte
         A, B = _view_terms(W, V, tau[i], X)  # X is already zero on unobserved rows
         P = P + patterns[:, i, None, None] * A
         b = b + observed[i][:, None] * B
-    L = jnp.linalg.cholesky(P)[pattern_index]  # (n, m, m)
+    L = jnp.linalg.cholesky(P)  # (n_pat, m, m)
     z = jax.random.normal(key, (n, m), dtype=beta.dtype)
 
-    def one(Ln, bn, zn):
-        mean = cho_solve((Ln, True), bn)
-        return mean + solve_triangular(Ln.T, zn, lower=False)  # cov = P⁻¹ = L⁻ᵀL⁻¹
+    def draw_under(Lp):  # h* for every test point under one pattern's precision Lp Lpᵀ
+        mean = cho_solve((Lp, True), b.T)
+        return (mean + solve_triangular(Lp.T, z.T, lower=False)).T  # cov = P⁻¹ = L⁻ᵀL⁻¹
 
-    H = jax.vmap(one)(L, b, z)
-    return random_fourier_features(H, omega) @ beta[:-1] + beta[-1]
+    # one matrix-RHS solve per pattern (a few), not n batched m×m solves
+    H = jax.lax.map(draw_under, L)[pattern_index, jnp.arange(n)]
+    return decision_values(H, omega, beta)
 
 
 @jax.jit
 def _decisions_chunk(keys, Ws, Vs, tau, beta, omega, Xs, observed, patterns, pattern_index):
-    """vmap of :func:`_draw_decisions` over a chunk of posterior draws: ``(chunk, n)``."""
+    """:func:`_draw_decisions` over a chunk of posterior draws, one after another (each draw's
+    solves are BLAS-3 calls with ``n`` right-hand sides): ``(chunk, n)``."""
     fn = lambda k, W, V, t, bt, om: _draw_decisions(  # noqa: E731
         k, W, V, t, bt, om, Xs, observed, patterns, pattern_index
     )
-    return jax.vmap(fn)(keys, Ws, Vs, tau, beta, omega)
+    return jax.lax.map(lambda a: fn(*a), (keys, Ws, Vs, tau, beta, omega))
 
 
 def sample_predictive_decisions(draws, Xs, key, chunk_size=None):
@@ -437,12 +441,9 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         views = self._validate_predict(Xs)
         Zs = self._standardize(views)
         base = jax.random.fold_in(jax.random.PRNGKey(int(self.seed)), 7919)
-        return np.stack(
-            [
-                sample_predictive_decisions(d, Zs, jax.random.fold_in(base, k))
-                for k, d in enumerate(self.posterior_draws_)
-            ]
-        )
+        with single_threaded_blas():
+            return np.stack([sample_predictive_decisions(d, Zs, jax.random.fold_in(base, k))
+                             for k, d in enumerate(self.posterior_draws_)])
 
     def decision_function(self, Xs):
         """Posterior predictive mean of ``βᵀφ̃(h*)``: ``(n,)`` for two classes (positive means

@@ -38,8 +38,8 @@ def sample_beta_conditional(key, features, y, lam, C, v):
     """β | λ, H, Ω, y (eq. 1): ``Σ^{-1} = vI + C² Σ_n φ̃_n φ̃_nᵀ/λ_n``,
     ``μ = Σ Σ_n C y_n (λ_n + C)/λ_n φ̃_n``."""
     P = features.shape[1]
-    w = C**2 / lam
-    prec = v * jnp.eye(P, dtype=features.dtype) + (features * w[:, None]).T @ features
+    G = features * (C / jnp.sqrt(lam))[:, None]  # GᵀG = C² Σ φ̃φ̃ᵀ/λ (XLA emits one symmetric product)
+    prec = v * jnp.eye(P, dtype=features.dtype) + G.T @ G
     rhs = features.T @ (C * y * (lam + C) / lam)
     return gaussian_from_precision(key, prec, rhs)
 
@@ -72,7 +72,7 @@ def sample_u_conditional(key, X, H, W, V, tau, obs):
     K = V.shape[1]
     prec = jnp.eye(K, dtype=V.dtype) + tau * V.T @ V
     L = jnp.linalg.cholesky(prec)
-    rhs = tau * (X - H @ W.T) @ V  # (N, K)
+    rhs = tau * (X @ V - H @ (W.T @ V))  # (N, K), without forming the (N, D) residual
     mean = cho_solve((L, True), rhs.T).T
     eps = jax.random.normal(key, mean.shape, dtype=mean.dtype)
     noise = solve_triangular(L.T, eps.T, lower=False).T

@@ -24,7 +24,6 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-from jax.scipy.linalg import solve_triangular
 
 from . import _random
 
@@ -49,6 +48,19 @@ def stick_weights(nu):
     return weights, remaining
 
 
+def _solve_upper_batched(U, B):
+    """``U^{-1} B`` for a batch of small upper-triangular ``U`` (K, m, m), ``B`` (K, m, r), by
+    back substitution vectorised over the batch: m fused steps instead of K LAPACK calls."""
+    m = U.shape[-1]
+
+    def row(k, X):
+        i = m - 1 - k  # rows > i are solved, rows ≤ i of X are still zero
+        x_i = (B[:, i, :] - jnp.einsum("kj,kjr->kr", U[:, i, :], X)) / U[:, i, i, None]
+        return X.at[:, i, :].set(x_i)
+
+    return jax.lax.fori_loop(0, m, row, jnp.zeros(B.shape, jnp.result_type(U, B)))
+
+
 def sample_niw(key, mu_n, kappa_n, nu_n, psi_n, log_chi2=None):
     """Draws ``Σ_k ~ IW(Ψ_k, ν_k)``, ``μ_k | Σ_k ~ N(μ_k', Σ_k/κ_k)`` for a batch of ``k``
     (leading axis), returned as ``(μ, G, log det Σ^{-1})`` with ``Σ^{-1} = G Gᵀ`` (Bartlett).
@@ -67,11 +79,11 @@ def sample_niw(key, mu_n, kappa_n, nu_n, psi_n, log_chi2=None):
     lower = jnp.tril(jax.random.normal(k2, (Kb, m, m), dtype=dtype), -1)
     A = lower + diag[:, :, None] * jnp.eye(m, dtype=dtype)[None]
     Cf = jnp.linalg.cholesky(psi_n)
-    G = solve_triangular(jnp.swapaxes(Cf, -1, -2), A, lower=False)  # C^{-T} A
+    G = _solve_upper_batched(jnp.swapaxes(Cf, -1, -2), A)  # C^{-T} A
     logdet_prec = jnp.sum(log_chi2, -1) - 2.0 * jnp.sum(
         jnp.log(jnp.diagonal(Cf, axis1=-2, axis2=-1)), -1)
     eps = jax.random.normal(k3, (Kb, m, 1), dtype=dtype)
-    z = solve_triangular(jnp.swapaxes(A, -1, -2), eps, lower=False)  # A^{-T} ε
+    z = _solve_upper_batched(jnp.swapaxes(A, -1, -2), eps)  # A^{-T} ε
     mu = mu_n + (Cf @ z)[..., 0] / jnp.sqrt(kappa_n)[:, None]
     return mu, G, logdet_prec
 

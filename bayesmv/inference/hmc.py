@@ -20,73 +20,69 @@ __all__ = ["joint_hmc_step", "rowwise_hmc_step", "DIVERGENCE_THRESHOLD"]
 DIVERGENCE_THRESHOLD = 1000.0
 
 
+def _value_and_row_grads(potential_rows):
+    def f(z):
+        values, pullback = jax.vjp(potential_rows, z)
+        return values, pullback(jnp.ones_like(values))[0]
+
+    return f
+
+
+def _leapfrog(value_and_grad, velocity, x, p0, eps, n_steps):
+    """``n_steps`` leapfrog steps; returns the end point, momentum and potential there."""
+    u0, g0 = value_and_grad(x)
+
+    def body(_, carry):
+        z, p, _, g = carry
+        p = p - 0.5 * eps * g
+        z = z + eps * velocity(p)
+        u, g = value_and_grad(z)
+        p = p - 0.5 * eps * g
+        return z, p, u, g
+
+    z, p, u, _ = jax.lax.fori_loop(0, n_steps, body, (x, p0, u0, g0))
+    return z, p, u, u0
+
+
+def _metropolis(key, x, z, delta):
+    delta = jnp.where(jnp.isfinite(delta), delta, jnp.inf)
+    accept = jnp.log(jax.random.uniform(key, delta.shape, dtype=x.dtype)) < -delta
+    new = jnp.where(jnp.reshape(accept, accept.shape + (1,) * (x.ndim - accept.ndim)), z, x)
+    return new, jnp.exp(jnp.minimum(0.0, -delta)), delta > DIVERGENCE_THRESHOLD
+
+
 def rowwise_hmc_step(key, x, potential_rows, step_size, n_steps, mass_chol=None, jitter=0.2):
     """One HMC transition for every row of ``x`` (N, d) targeting ``∏_n exp(-U_n(x_n))``.
 
-    ``potential_rows(x) -> (N,)``; the gradient of its sum is the per-row gradient because the
-    rows do not interact. ``mass_chol`` is the lower Cholesky factor ``L`` of a mass matrix
-    shared by all rows (momentum ``p = L ε``, velocity ``M^{-1} p``).
+    ``potential_rows(x) -> (N,)``; one reverse pass of it gives every row's gradient because
+    the rows do not interact. ``mass_chol`` is the lower Cholesky factor ``L`` of a mass matrix
+    shared by all rows: momentum ``p = L ε``; the velocity ``M^{-1} p`` uses the d×d inverse
+    ``L^{-T} L^{-1}`` formed once per call by triangular solves (d is small, N is large).
     """
     N, d = x.shape
     k_eps, k_p, k_u = jax.random.split(key, 3)
     eps = step_size * (1.0 + jitter * (2.0 * jax.random.uniform(k_eps, (N, 1), dtype=x.dtype) - 1.0))
-    grad_fn = jax.grad(lambda z: jnp.sum(potential_rows(z)))
     e = jax.random.normal(k_p, x.shape, dtype=x.dtype)
     if mass_chol is None:
-        p0 = e
-
-        def velocity(p):
-            return p
-
-        def kinetic(p):
-            return 0.5 * jnp.sum(p**2, -1)
+        p0, inv_mass = e, None
     else:
         p0 = e @ mass_chol.T
+        inv_chol = solve_triangular(mass_chol, jnp.eye(d, dtype=x.dtype), lower=True)  # L^{-1}
+        inv_mass = inv_chol.T @ inv_chol
 
-        def velocity(p):  # M^{-1} p for each row
-            w = solve_triangular(mass_chol, p.T, lower=True)
-            return solve_triangular(mass_chol.T, w, lower=False).T
+    def velocity(p):
+        return p if inv_mass is None else p @ inv_mass
 
-        def kinetic(p):
-            w = solve_triangular(mass_chol, p.T, lower=True)
-            return 0.5 * jnp.sum(w**2, 0)
-
-    def body(_, carry):
-        z, p, g = carry
-        p = p - 0.5 * eps * g
-        z = z + eps * velocity(p)
-        g = grad_fn(z)
-        p = p - 0.5 * eps * g
-        return z, p, g
-
-    z, p, _ = jax.lax.fori_loop(0, n_steps, body, (x, p0, grad_fn(x)))
-    delta = potential_rows(z) + kinetic(p) - potential_rows(x) - kinetic(p0)
-    delta = jnp.where(jnp.isfinite(delta), delta, jnp.inf)
-    accept_prob = jnp.exp(jnp.minimum(0.0, -delta))
-    u = jax.random.uniform(k_u, (N,), dtype=x.dtype)
-    accept = jnp.log(u) < -delta
-    new = jnp.where(accept[:, None], z, x)
-    return new, accept_prob, delta > DIVERGENCE_THRESHOLD
+    z, p, u_end, u_start = _leapfrog(_value_and_row_grads(potential_rows), velocity, x, p0, eps, n_steps)
+    delta = u_end + 0.5 * jnp.sum(p * velocity(p), -1) - u_start - 0.5 * jnp.sum(e**2, -1)
+    return _metropolis(k_u, x, z, delta)
 
 
 def joint_hmc_step(key, x, potential, step_size, n_steps, jitter=0.2):
     """One HMC transition (identity mass, jittered step size) on the whole array ``x``."""
     k_eps, k_p, k_u = jax.random.split(key, 3)
     eps = step_size * (1.0 + jitter * (2.0 * jax.random.uniform(k_eps, (), dtype=x.dtype) - 1.0))
-    grad_fn = jax.grad(potential)
     p0 = jax.random.normal(k_p, x.shape, dtype=x.dtype)
-
-    def body(_, carry):
-        z, p, g = carry
-        p = p - 0.5 * eps * g
-        z = z + eps * p
-        g = grad_fn(z)
-        p = p - 0.5 * eps * g
-        return z, p, g
-
-    z, p, _ = jax.lax.fori_loop(0, n_steps, body, (x, p0, grad_fn(x)))
-    delta = potential(z) + 0.5 * jnp.sum(p**2) - potential(x) - 0.5 * jnp.sum(p0**2)
-    delta = jnp.where(jnp.isfinite(delta), delta, jnp.inf)
-    accept_prob = jnp.exp(jnp.minimum(0.0, -delta))
-    accept = jnp.log(jax.random.uniform(k_u, (), dtype=x.dtype)) < -delta
-    return jnp.where(accept, z, x), accept_prob, delta > DIVERGENCE_THRESHOLD
+    z, p, u_end, u_start = _leapfrog(jax.value_and_grad(potential), lambda q: q, x, p0, eps, n_steps)
+    delta = u_end + 0.5 * jnp.sum(p**2) - u_start - 0.5 * jnp.sum(p0**2)
+    return _metropolis(k_u, x, z, delta)

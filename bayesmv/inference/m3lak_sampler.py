@@ -32,10 +32,11 @@ from numpyro.infer import MCMC
 from numpyro.infer.hmc_util import dual_averaging
 from numpyro.infer.mcmc import MCMCKernel
 
-from ..models.m3lak import M3LAKConfig, feature_map
+from ..models.m3lak import M3LAKConfig, decision_values, feature_map
 from . import _random
 from . import conditionals as cond
 from .dp import DPState, dp_slice_update, sample_niw, stick_weights
+from ._threads import single_threaded_blas
 from .hmc import joint_hmc_step, rowwise_hmc_step
 
 __all__ = [
@@ -181,11 +182,6 @@ def _gaussian_dp_state(config: M3LAKConfig, dtype=jnp.float64):
 # ----------------------------------------------------------------------------------------------
 # potentials of the HMC blocks
 # ----------------------------------------------------------------------------------------------
-def decision_values(H, omega, beta):
-    """``βᵀφ̃(h_n)`` for every row of ``H``."""
-    return feature_map(H, omega) @ beta
-
-
 def _hinge_energy(decision, y, lam, C, augmented):
     """-log of the hinge factor per sample, up to terms free of the decision value."""
     zeta = 1.0 - y * decision
@@ -205,7 +201,7 @@ def _gaussian_parts(latent: M3LAKLatent, data: M3LAKData):
     Q = jnp.stack([t * W.T @ W for t, W in zip(latent.tau, latent.Ws)])
     b = 0.0
     for i, (X, U, W, Vv) in enumerate(zip(data.Xs, latent.Us, latent.Ws, latent.Vs)):
-        b = b + data.obs[:, i:i + 1] * (latent.tau[i] * (X - U @ Vv.T) @ W)
+        b = b + data.obs[:, i:i + 1] * (latent.tau[i] * (X @ W - U @ (Vv.T @ W)))
     return Q, b
 
 
@@ -236,11 +232,10 @@ def m3lak_sweep(key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, 
     obsf = data.obs.astype(latent.H.dtype)
     mass = jnp.eye(m, dtype=latent.H.dtype) + jnp.sum(Q, 0)
     mass_chol = jnp.linalg.cholesky(mass)
-    Qflat = Q.reshape(nV * m, m)
 
     def pot_H(Hc):
-        quad = ((obsf[:, :, None] * Hc[:, None, :]).reshape(N, nV * m) @ Qflat)
-        gauss = 0.5 * jnp.sum(Hc**2, -1) + 0.5 * jnp.sum(quad * Hc, -1) - jnp.sum(Hc * b, -1)
+        quad = jnp.einsum("nv,nvk,nk->n", obsf, jnp.einsum("nl,vlk->nvk", Hc, Q), Hc)  # Σ_i o_ni hᵀQ_i h
+        gauss = 0.5 * jnp.sum(Hc**2, -1) + 0.5 * quad - jnp.sum(Hc * b, -1)
         f = decision_values(Hc, latent.omega, latent.beta)
         return gauss + _hinge_energy(f, data.y, latent.lam, C, aug)
 
@@ -521,7 +516,8 @@ def run_m3lak(Xs, y, config: M3LAKConfig, *, num_warmup, num_samples, num_chains
     mcmc = MCMC(kernel, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
                 chain_method=chain_method, progress_bar=progress_bar, thinning=thinning,
                 jit_model_args=True)
-    mcmc.run(jax.random.PRNGKey(seed), data, extra_fields=EXTRA_FIELDS)
+    with single_threaded_blas():
+        mcmc.run(jax.random.PRNGKey(seed), data, extra_fields=EXTRA_FIELDS)
     last = mcmc.last_state
     flags = np.atleast_1d(np.asarray(last.nonfinite))
     if np.any(flags != 0):

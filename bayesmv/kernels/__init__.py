@@ -36,7 +36,7 @@ from .pairwise import (
     squared_euclidean_distances,
 )
 from .preprocessing import center_kernel, gamma_from_bandwidth, mean_heuristic, median_heuristic, normalize_kernel
-from .random_features import implied_kernel, random_fourier_features, sample_gaussian_frequencies
+from .random_features import cos_sin, implied_kernel, random_fourier_features, sample_gaussian_frequencies
 
 __all__ = [
     "KERNELS",
@@ -54,6 +54,7 @@ __all__ = [
     "cosine_kernel",
     "gamma_from_bandwidth",
     "get_kernel",
+    "cos_sin",
     "implied_kernel",
     "jaccard_kernel",
     "kernel_matvec",
