@@ -199,6 +199,8 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     dp_capacity, augmented
         Priors and sampler options, passed to ``bayesmv.models.m3lak.M3LAKConfig`` (paper
         defaults: η = 1e3, α = 1, a_r = 0.1, a_τ = v = 0.01, b_τ = b_r = 1e-5).
+        ``augmented=True`` updates H and Ω given λ as the paper does; the default updates them
+        under the λ-marginal hinge (same posterior, no stiff rows; see ``M3LAKConfig``).
     lengthscale, hmc_steps_h, hmc_steps_omega, target_accept, init_step_size
         Not in the paper: the ``"gaussian"`` spectrum ``ω ~ N(0, I/ℓ²)`` (None: ℓ = √m) and the
         leapfrog steps / dual-averaging target / initial step of the HMC blocks for H and Ω.
@@ -249,7 +251,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         niw_mu0=0.01,
         niw_psi0=1.0,
         dp_capacity=50,
-        augmented=True,
+        augmented=False,
         lengthscale=None,
         hmc_steps_h=10,
         hmc_steps_omega=10,

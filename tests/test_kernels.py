@@ -185,6 +185,17 @@ def test_random_fourier_features_converge_like_inverse_sqrt_m():
     assert float(K.implied_kernel(lag, om)[0]) == pytest.approx(phi[0] @ phi[1], abs=1e-12)
 
 
+def test_cos_sin_matches_libm_and_keeps_float32():
+    x = np.concatenate([np.linspace(-1e5, 1e5, 400_001), np.linspace(-7, 7, 10_001),
+                        [0.0, -0.0, np.pi / 4, np.pi / 2, -np.pi, 3 * np.pi / 2]])
+    c, s = K.cos_sin(jnp.asarray(x))
+    np.testing.assert_allclose(np.asarray(c), np.cos(x), rtol=0, atol=4e-16 * np.maximum(1, np.abs(x) / 1e3))
+    np.testing.assert_allclose(np.asarray(s), np.sin(x), rtol=0, atol=4e-16 * np.maximum(1, np.abs(x) / 1e3))
+    c32, s32 = K.cos_sin(jnp.asarray(x[-10_007:], jnp.float32))
+    assert c32.dtype == jnp.float32 and s32.dtype == jnp.float32
+    np.testing.assert_allclose(np.asarray(c32), np.cos(x[-10_007:].astype(np.float32)), atol=2e-6)
+
+
 def _min_eig(G):
     G = np.asarray(G)
     return np.linalg.eigvalsh(0.5 * (G + G.T)).min()

@@ -214,6 +214,33 @@ def test_niw_draws_match_scipy_moments():
     assert st.ks_2samp(Sigma[:, 0, 0], ref[:, 0, 0]).pvalue > 1e-3
 
 
+def test_decision_values_and_their_derivatives_match_the_feature_map():
+    from bayesmv.models import decision_values
+
+    k = jax.random.split(jax.random.PRNGKey(5), 3)
+    H, om, b = (jax.random.normal(k[0], (6, 3)), 2 * jax.random.normal(k[1], (4, 3)),
+                jax.random.normal(k[2], (9,)))
+
+    def reference(H, om, b):
+        return feature_map(H, om) @ b
+
+    np.testing.assert_allclose(decision_values(H, om, b), reference(H, om, b), atol=1e-14)
+    for i in range(3):  # reverse mode (HMC gradients) and forward mode, each argument
+        for jac in (jax.jacrev, jax.jacfwd):
+            np.testing.assert_allclose(jac(decision_values, i)(H, om, b), jac(reference, i)(H, om, b),
+                                       atol=1e-13)
+
+
+def test_batched_back_substitution_matches_scipy():
+    from bayesmv.inference.dp import _solve_upper_batched
+
+    rng = np.random.default_rng(0)
+    U = np.triu(rng.normal(size=(7, 5, 5))) + 3 * np.eye(5)
+    B = rng.normal(size=(7, 5, 2))
+    ref = np.stack([np.linalg.solve(u, b) for u, b in zip(U, B)])
+    np.testing.assert_allclose(_solve_upper_batched(jnp.asarray(U), jnp.asarray(B)), ref, atol=1e-13)
+
+
 def test_rowwise_hmc_targets_each_row():
     """Rows with different Gaussian targets (means μ_n, precision P) are sampled correctly."""
     mus = jnp.array([[0.0, 0.0], [3.0, -1.0], [-2.0, 5.0]])

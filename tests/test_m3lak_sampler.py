@@ -36,7 +36,8 @@ Y = jnp.array([1.0, -1.0, 1.0])
 OBS = jnp.array([[True, False], [True, True], [True, True]])  # view 1 of sample 0 missing
 BASE = M3LAKConfig(n_latent=2, n_frequencies=3, C=0.5, eta=4.0, alpha=1.0, a_r=4.0, b_r=4.0,
                    a_tau=4.0, b_tau=4.0, v=1.0, niw_kappa0=1.0, niw_nu0=5.0, niw_mu0=0.0,
-                   niw_psi0=1.0, dp_capacity=60, hmc_steps_h=4, hmc_steps_omega=4)
+                   niw_psi0=1.0, dp_capacity=60, hmc_steps_h=4, hmc_steps_omega=4,
+                   augmented=True)
 CONFIGS = {
     "augmented-dp": BASE,
     "marginal-gaussian-vprior": dataclasses.replace(

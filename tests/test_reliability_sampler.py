@@ -129,13 +129,12 @@ def test_m3lak_nonfinite_block_stops_with_named_error(tiny_problem, monkeypatch)
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="open bug: the M3LAK predictive with 9,000 draws can hang inside XLA:CPU "
-                          "(all threads idle in futex wait); capping chunks at 1024 draws did not cure it",
-                   strict=False)
 def test_m3lak_predictive_with_many_draws_does_not_hang():
     """9,000 posterior draws (a 10,000-iteration chain) in the predictive must return. It hung
-    inside XLA:CPU (all threads idle) on the 2-core machine. Run in a child process with a
-    timeout (a thread blocked inside XLA cannot be interrupted in-process)."""
+    inside XLA:CPU (all threads idle: two batched LAPACK calls deadlocked in jaxlib 0.10's
+    ParallelBatchMap); the predictive now makes one matrix-RHS solve per missingness pattern
+    and draw, and bayesmv turns off the scheduler that ran them concurrently. Run in a child
+    process with a timeout (a thread blocked inside XLA cannot be interrupted in-process)."""
     import subprocess
     import sys
     import textwrap

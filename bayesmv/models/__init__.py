@@ -3,6 +3,7 @@
 from .m3lak import (
     M3LAKConfig,
     augmented_hinge_log_factor,
+    decision_values,
     feature_map,
     hinge_log_pseudo_likelihood,
     hinge_model,
@@ -14,6 +15,7 @@ from .m3lak import (
 __all__ = [
     "M3LAKConfig",
     "augmented_hinge_log_factor",
+    "decision_values",
     "feature_map",
     "hinge_log_pseudo_likelihood",
     "hinge_model",
