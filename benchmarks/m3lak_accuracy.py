@@ -162,8 +162,11 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="seconds-long smoke run")
     parser.add_argument("--skip-synthetic", action="store_true")
     parser.add_argument("--skip-mfeat", action="store_true")
+    parser.add_argument("--splits", type=int, default=None, help="mfeat splits (default 5; quick 1)")
     args = parser.parse_args(argv)
-    cfg = QUICK if args.quick else FULL
+    cfg = dict(QUICK if args.quick else FULL)
+    if args.splits is not None:
+        cfg["splits"] = args.splits
     t0 = time.perf_counter()
     warnings.filterwarnings("ignore")
     synth = [] if args.skip_synthetic else part_a(cfg)
