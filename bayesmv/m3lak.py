@@ -117,7 +117,8 @@ def _draw_decisions(key, Ws, Vs, tau, beta, omega, Xs, observed, patterns, patte
         mean = cho_solve((Lp, True), b.T)
         return (mean + solve_triangular(Lp.T, z.T, lower=False)).T  # cov = P⁻¹ = L⁻ᵀL⁻¹
 
-    # one matrix-RHS solve per pattern (a few), not n batched m×m solves
+    # one matrix-RHS solve per missingness pattern, not n batched m×m solves; every point is
+    # solved under every pattern (n_pat × the work of one), cheap while patterns are few
     H = jax.lax.map(draw_under, L)[pattern_index, jnp.arange(n)]
     return decision_values(H, omega, beta)
 
@@ -126,10 +127,8 @@ def _draw_decisions(key, Ws, Vs, tau, beta, omega, Xs, observed, patterns, patte
 def _decisions_chunk(keys, Ws, Vs, tau, beta, omega, Xs, observed, patterns, pattern_index):
     """:func:`_draw_decisions` over a chunk of posterior draws, one after another (each draw's
     solves are BLAS-3 calls with ``n`` right-hand sides): ``(chunk, n)``."""
-    fn = lambda k, W, V, t, bt, om: _draw_decisions(  # noqa: E731
-        k, W, V, t, bt, om, Xs, observed, patterns, pattern_index
-    )
-    return jax.lax.map(lambda a: fn(*a), (keys, Ws, Vs, tau, beta, omega))
+    return jax.lax.map(lambda a: _draw_decisions(*a, Xs, observed, patterns, pattern_index),
+                       (keys, Ws, Vs, tau, beta, omega))
 
 
 def sample_predictive_decisions(draws, Xs, key, chunk_size=None):

@@ -27,9 +27,10 @@ def cos_sin(x):
     """``(cos x, sin x)`` from one shared range reduction ``x = kπ/2 + r`` and two polynomials.
 
     XLA:CPU evaluates float64 ``cos``/``sin`` element by element; this form vectorises and is
-    about 10x faster on the random-feature projections, within 2 ulp of libm for
-    ``|x| < 10⁵`` (float32 inputs use the same path). Random features are bounded by
-    construction, so the reduction never needs more than the three parts of π/2.
+    about 10x faster on the random-feature projections (3 vs 32 ms for 10⁶ values), within
+    2.2e-16 of libm for ``|x| ≤ 10⁵`` (tested; float32 inputs stay float32). The three-part
+    reduction is exact while ``|k| < 2^20``, i.e. ``|x| ≲ 1.6·10⁶``; beyond that the error
+    grows with ``|x|`` (projections ``ωᵀh`` of standardised data are far below that).
     """
     x = jnp.asarray(x)
     if not jnp.issubdtype(x.dtype, jnp.floating):

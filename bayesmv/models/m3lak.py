@@ -138,7 +138,9 @@ def decision_values(H, omega, beta):
     """``f(h_n) = βᵀφ̃(h_n)`` for every row of ``H`` (paper §2.2), without forming ``φ̃``.
 
     Its JVP reuses the forward pass's ``cos``/``sin`` (``∂f/∂(Ωh)_j = M^{-1/2}(β_{s,j} cos -
-    β_{c,j} sin)``), so an HMC gradient costs one trigonometric evaluation, not three.
+    β_{c,j} sin)``), so an HMC gradient evaluates them once per point. Writing it through
+    :func:`~bayesmv.kernels.random_fourier_features` (concatenated, scaled φ) instead was
+    measured 25 % slower per sweep at N = 10,000, hence the separate cos/sin here.
     """
     return _decision_parts(H, omega, beta)[0]
 
