@@ -60,7 +60,8 @@ class FitTrace:
 
 def to_inference_data(mcmc, observed_data=None, posterior_predictive=None, coords=None, dims=None,
                       extra_sample_stats=None) -> az.InferenceData:
-    """Convert a ``numpyro.infer.MCMC`` run to ``arviz.InferenceData``.
+    """Convert a ``numpyro.infer.MCMC`` run (or its draws: a dict of ``(chain, draw, ...)``
+    arrays) to ``arviz.InferenceData``.
 
     Keeps NumPyro's sample statistics (``diverging``, ``accept_prob``, ``num_steps``, …) and adds
     ``extra_sample_stats`` (arrays shaped ``(chain, draw, ...)``) and ``observed_data``
@@ -68,7 +69,11 @@ def to_inference_data(mcmc, observed_data=None, posterior_predictive=None, coord
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        idata = az.from_numpyro(mcmc, coords=coords, dims=dims, posterior_predictive=posterior_predictive)
+        if isinstance(mcmc, dict):
+            idata = az.from_dict(posterior={k: np.asarray(v) for k, v in mcmc.items()}, coords=coords, dims=dims,
+                                 posterior_predictive=posterior_predictive)
+        else:
+            idata = az.from_numpyro(mcmc, coords=coords, dims=dims, posterior_predictive=posterior_predictive)
         if extra_sample_stats:
             extra = az.from_dict(sample_stats={k: np.asarray(v) for k, v in extra_sample_stats.items()})
             if "sample_stats" in idata.groups():

@@ -389,7 +389,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
                 seed=self._problem_seed(k), progress_bar=False, on_dp_overflow="ignore",
                 **self._sharding_kwargs(),
             )
-            if np.any(np.asarray(post.mcmc.last_state.latent.dp.overflow)):
+            if np.any(np.asarray(post.last_state.latent.dp.overflow)):
                 where = "" if targets.shape[1] == 1 else f" (one-vs-rest problem {k})"
                 notes.append(f"DP slice sampler needed more than dp_capacity={self.dp_capacity} components{where}: "
                              "the spectral mixture was truncated; increase dp_capacity (or lower alpha)")
@@ -404,7 +404,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             draws.append({name: samples[name].reshape((-1,) + samples[name].shape[2:]) for name in keep})
             idatas.append(
                 to_inference_data(
-                    post.mcmc, observed_data={"y": targets[:, k]},
+                    samples, observed_data={"y": targets[:, k]},
                     extra_sample_stats={key: np.asarray(val) for key, val in (post.extra_stats or {}).items()},
                 )
             )

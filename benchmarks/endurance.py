@@ -7,8 +7,8 @@ blocks (per-row H, joint Ω) sit inside the band ``target_accept ± 0.15`` (dual
 ``target_accept = 0.8``), and reports divergences, step sizes, r̂/ESS of the identifiable
 quantities and the wall/CPU time.
 
-Part B — 100 repeated ``fit`` + ``predict`` of small estimators (MVMLClassifier, MVLClassifier,
-ONORMA) in one process; resident memory (``VmRSS`` from ``/proc/self/status``) after the first
+Part B — 100 repeated ``fit`` + ``predict`` of every estimator on a small problem (M3LAK with a
+short chain, MVML, MVL, MKC, ONORMA, MONORMA, OVKRidge) in one process; resident memory (``VmRSS`` from ``/proc/self/status``) after the first
 and after the last repetition (``gc.collect()`` first). Growth under 10 MiB passes.
 
 Run: ``python benchmarks/endurance.py [--quick]`` (quick: 400 iterations, 10 repetitions).
@@ -86,10 +86,21 @@ def repeated_fits(reps):
     Xs, y = make_latent_views(n_samples=30, n_views=2, n_latent=2, n_features=4, noise=0.3, seed=1)
     X = np.concatenate(Xs, axis=1)
     yr = Xs[0][:, 0] + 0.1 * Xs[1][:, 1]
+    Ks = [np.array(bayesmv.kernels.rbf_kernel(v, v)) for v in Xs]
+    Ks[1][:5, :] = np.nan
+    Ks[1][:, :5] = np.nan
+    linear = bayesmv.kernels.SeparableKernel("linear", np.eye(1))
+    rbf = bayesmv.kernels.SeparableKernel("rbf", np.eye(1))
     makers = {
+        "M3LAKClassifier": (lambda: bayesmv.M3LAKClassifier(n_latent=2, n_frequencies=10, num_warmup=20,
+                                                             num_samples=20, seed=0),
+                            lambda e: e.fit(Xs, y).predict_proba(Xs)),
         "MVMLClassifier": (lambda: bayesmv.MVMLClassifier(max_iter=3), lambda e: e.fit(Xs, y).predict(Xs)),
         "MVLClassifier": (lambda: bayesmv.MVLClassifier(), lambda e: e.fit(Xs, y).predict(Xs)),
+        "MKC": (lambda: bayesmv.MKC(method="embd_ht", max_iter=20), lambda e: e.fit_transform(Ks)[1]),
         "ONORMA": (lambda: bayesmv.ONORMA(eta0=0.5), lambda e: e.fit(X, yr).predict(X)),
+        "MONORMA": (lambda: bayesmv.MONORMA([linear, rbf], eta0=0.5), lambda e: e.fit(X, yr).predict(X)),
+        "OVKRidge": (lambda: bayesmv.OVKRidge(linear), lambda e: e.fit(X, yr).predict(X)),
     }
     rows = []
     for name, (make, run) in makers.items():

@@ -302,10 +302,29 @@ def test_run_m3lak_contract(small_run):
     assert not np.allclose(s["beta"][0], s["beta"][1])
 
 
-def test_arviz_from_numpyro(small_run):
-    import arviz as az
+def test_run_m3lak_equals_numpyro_mcmc_and_refits_without_recompiling(small_run):
+    """The cached driver gives NumPyro's own multi-chain draws, and a second run of the same
+    shapes reuses the compiled loop (one cache entry, no new compile)."""
+    from numpyro.infer import MCMC
 
-    idata = az.from_numpyro(small_run[3].mcmc)
+    from bayesmv.diagnostics import to_inference_data
+    from bayesmv.inference.m3lak_sampler import EXTRA_FIELDS, M3LAKKernel, _sample_chain, prepare_data
+
+    Xs, y, cfg, post = small_run
+    mcmc = MCMC(M3LAKKernel(cfg), num_warmup=30, num_samples=20, num_chains=2, chain_method="sequential",
+                progress_bar=False, jit_model_args=True)
+    mcmc.run(jax.random.PRNGKey(0), prepare_data(Xs, y), extra_fields=EXTRA_FIELDS)
+    ref = mcmc.get_samples(group_by_chain=True)
+    for name in ("beta", "omega", "tau", "decision", "dp_weights"):
+        np.testing.assert_array_equal(post.samples[name], ref[name], err_msg=name)
+    np.testing.assert_array_equal(post.extra_stats["diverging"], mcmc.get_extra_fields(group_by_chain=True)["diverging"])
+
+    compiled = _sample_chain._cache_size()
+    again = run_m3lak([X + 0.01 for X in Xs], y, cfg, num_warmup=30, num_samples=20, num_chains=2, seed=1)
+    assert _sample_chain._cache_size() == compiled
+    assert not np.allclose(again.samples["beta"], post.samples["beta"])
+
+    idata = to_inference_data(post.samples, extra_sample_stats=post.extra_stats)
     assert "beta" in idata.posterior and "accept_prob_H" in idata.sample_stats
     assert idata.posterior["decision"].shape[:2] == (2, 20)
 

@@ -218,12 +218,12 @@ def spy(*a, **k):
 inf.run_m3lak = spy
 plain = M3LAKClassifier(**kw).fit(Xs, y)
 shard = M3LAKClassifier(shard_data=True, **kw).fit(Xs, y)
-lat = captured[1].mcmc.last_state.latent
+lat = captured[1].last_state.latent
 shards = lat.H.addressable_shards
 print(json.dumps({"diff": compare(plain, shard), "H_shape": list(lat.H.shape),
                   "H_spec": str(lat.H.sharding.spec), "lam_spec": str(lat.lam.sharding.spec),
                   "rows_per_device": sorted(int(s.data.shape[0]) for s in shards),
-                  "plain_spec": str(getattr(captured[0].mcmc.last_state.latent.H.sharding, "spec", None)),
+                  "plain_spec": str(getattr(captured[0].last_state.latent.H.sharding, "spec", None)),
                   "proba": float(np.max(np.abs(plain.predict_proba(Xs) - shard.predict_proba(Xs))))}))
 """)
     assert res["H_shape"] == [12, 2]

@@ -23,6 +23,7 @@ value) and the first offending block is recorded; :func:`run_m3lak` raises
 
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -104,9 +105,21 @@ class M3LAKState(NamedTuple):
 
 
 class M3LAKPosterior(NamedTuple):
-    mcmc: MCMC
+    """Draws grouped by chain ``(chain, draw, ...)``, the per-draw sampler statistics, and the
+    last :class:`M3LAKState` (leading chain axis when ``num_chains > 1``)."""
+
     samples: dict
     extra_stats: dict
+    last_state: "M3LAKState"
+
+
+class _RunSettings(NamedTuple):  # the static part of one run (hashable: a jit cache key)
+    config: M3LAKConfig
+    mesh: object
+    n_valid: int | None
+    num_warmup: int
+    num_samples: int
+    thinning: int
 
 
 # ----------------------------------------------------------------------------------------------
@@ -476,6 +489,51 @@ class M3LAKKernel(MCMCKernel):
 EXTRA_FIELDS = ("accept_prob_H", "accept_prob_omega", "diverging", "step_size_H", "step_size_omega")
 
 
+def _numpyro_mcmc(settings: _RunSettings, num_chains=1, chain_method="sequential", progress_bar=False) -> MCMC:
+    kernel = M3LAKKernel(settings.config, mesh=settings.mesh, n_valid=settings.n_valid)
+    return MCMC(kernel, num_warmup=settings.num_warmup, num_samples=settings.num_samples,
+                num_chains=num_chains, chain_method=chain_method, progress_bar=progress_bar,
+                thinning=settings.thinning, jit_model_args=True)
+
+
+def _collected(mcmc: MCMC, group_by_chain):
+    extra = mcmc.get_extra_fields(group_by_chain=group_by_chain)
+    return (mcmc.get_samples(group_by_chain=group_by_chain), {k: extra[k] for k in EXTRA_FIELDS},
+            mcmc.last_state)
+
+
+@partial(jax.jit, static_argnums=0)
+def _sample_chain(settings: _RunSettings, key, data):
+    """One chain through ``numpyro.infer.MCMC``, compiled once per (settings, shapes).
+
+    Run outside a ``jit`` (as ``MCMC.run`` does on its own), NumPyro re-traces and re-compiles
+    its sampling loop on every run (20–40 s per fit here), and each compiled copy stays in
+    memory; under this ``jit`` a refit with new data of the same shapes reuses the executable.
+    The draws equal those of a plain ``MCMC.run`` with the same key (the same program).
+    """
+    mcmc = _numpyro_mcmc(settings)
+    mcmc.run(key, data, extra_fields=EXTRA_FIELDS)
+    return _collected(mcmc, group_by_chain=False)
+
+
+@partial(jax.jit, static_argnums=0)
+def _sample_chains_vectorized(settings: _RunSettings, keys, data):
+    return jax.vmap(lambda key: _sample_chain(settings, key, data))(keys)
+
+
+def _sample_chains(settings: _RunSettings, num_chains, chain_method, key, data):
+    """All chains with NumPyro's per-chain keys; ``"sequential"`` runs the one compiled chain
+    once per key, so its draws equal ``MCMC(..., num_chains, chain_method="sequential")``."""
+    if num_chains == 1:
+        samples, extra, last = _sample_chain(settings, key, data)
+        return jax.tree.map(lambda x: x[None], samples), jax.tree.map(lambda x: x[None], extra), last
+    keys = jax.random.split(key, num_chains)
+    if chain_method == "vectorized":
+        return _sample_chains_vectorized(settings, keys, data)
+    chains = [_sample_chain(settings, k, data) for k in keys]
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *chains)
+
+
 def run_m3lak(Xs, y, config: M3LAKConfig, *, num_warmup, num_samples, num_chains=1,
               chain_method="sequential", seed=0, progress_bar=False, thinning=1, mesh=None,
               shard_data=False, on_dp_overflow="raise") -> M3LAKPosterior:
@@ -485,7 +543,7 @@ def run_m3lak(Xs, y, config: M3LAKConfig, *, num_warmup, num_samples, num_chains
     Returns :class:`M3LAKPosterior` (samples grouped by chain). Raises
     :class:`M3LAKNumericalError` (naming the block) if any block produced non-finite values and
     :class:`DPCapacityError` if the DP needed more than ``config.dp_capacity`` components
-    (``on_dp_overflow="ignore"``: no error; the caller checks ``mcmc.last_state.latent.dp.overflow``
+    (``on_dp_overflow="ignore"``: no error; the caller checks ``post.last_state.latent.dp.overflow``
     and reports it, as ``M3LAKClassifier`` does with a ``SamplerWarning``).
 
     Data-sharded sweep (``shard_data=True``: every device, an int: that many, or an explicit
@@ -500,25 +558,28 @@ def run_m3lak(Xs, y, config: M3LAKConfig, *, num_warmup, num_samples, num_chains
     config.validate()
     if on_dp_overflow not in ("raise", "ignore"):
         raise ValueError(f"on_dp_overflow must be 'raise' or 'ignore', got {on_dp_overflow!r}")
+    if chain_method not in ("sequential", "vectorized", "parallel"):
+        raise ValueError(f"chain_method must be 'sequential', 'vectorized' or 'parallel', got {chain_method!r}")
     from ..distributed import check_partitionable_rng, resolve_mesh
 
     mesh = resolve_mesh(mesh, shard_data)
     if mesh is None:
-        data = prepare_data(Xs, y)
-        kernel = M3LAKKernel(config)
+        data, n_valid = prepare_data(Xs, y), None
     else:
         if chain_method == "parallel":
             raise ValueError("a data-sharded run (shard_data/mesh) uses the devices for the samples; use "
                              "chain_method='sequential' or 'vectorized', not 'parallel'")
         check_partitionable_rng()
         data, n_valid = shard_m3lak_data(_prepare_arrays(Xs, y), mesh)
-        kernel = M3LAKKernel(config, mesh=mesh, n_valid=n_valid)
-    mcmc = MCMC(kernel, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
-                chain_method=chain_method, progress_bar=progress_bar, thinning=thinning,
-                jit_model_args=True)
+    settings = _RunSettings(config, mesh, n_valid, int(num_warmup), int(num_samples), int(thinning))
+    key = jax.random.PRNGKey(seed)
     with single_threaded_blas():
-        mcmc.run(jax.random.PRNGKey(seed), data, extra_fields=EXTRA_FIELDS)
-    last = mcmc.last_state
+        if progress_bar or chain_method == "parallel":  # NumPyro's own loop: progress bar, one chain per device
+            mcmc = _numpyro_mcmc(settings, int(num_chains), chain_method, progress_bar)
+            mcmc.run(key, data, extra_fields=EXTRA_FIELDS)
+            samples, extra, last = _collected(mcmc, group_by_chain=True)
+        else:
+            samples, extra, last = _sample_chains(settings, int(num_chains), chain_method, key, data)
     flags = np.atleast_1d(np.asarray(last.nonfinite))
     if np.any(flags != 0):
         code = int(flags[flags != 0][0])
@@ -530,7 +591,4 @@ def run_m3lak(Xs, y, config: M3LAKConfig, *, num_warmup, num_samples, num_chains
         raise DPCapacityError(
             f"DP slice sampler needed more than dp_capacity={config.dp_capacity} components; "
             "increase M3LAKConfig.dp_capacity (or lower alpha)")
-    samples = mcmc.get_samples(group_by_chain=True)
-    extra = mcmc.get_extra_fields(group_by_chain=True)
-    extra = {k: v for k, v in extra.items() if k in EXTRA_FIELDS}
-    return M3LAKPosterior(mcmc, dict(samples), dict(extra))
+    return M3LAKPosterior(dict(samples), dict(extra), last)
