@@ -19,11 +19,11 @@ Random numbers: with ``jax_threefry_partitionable`` (JAX's default since 0.5) a 
 ``(N, d)`` is a function of the element index only, so sharded and unsharded runs draw the same
 numbers, and the first ``N`` rows of a padded draw equal the unpadded draw.
 
-Known limitation (jaxlib, CPU only): with several *forced* host devices
-(``--xla_force_host_platform_device_count``) on a machine with few cores, batched LAPACK calls
-(the DP slice sampler's batched Cholesky/triangular solves) run by every device at once can
-deadlock jaxlib's CPU thread pool. Real accelerators are not affected; on a small CPU use
-``spectral_prior="gaussian"`` or fewer forced devices than cores.
+Forced host devices (``--xla_force_host_platform_device_count``) share the host's cores: on one
+machine sharding divides the memory per device, not the time. The jaxlib 0.10 CPU deadlock
+between concurrent batched LAPACK calls (see ``bayesmv/__init__.py``) is avoided by the XLA flag
+set at import and by the sampler's unbatched triangular solves; the 4-forced-device tests run
+the default DP spectral prior.
 """
 
 from __future__ import annotations

@@ -139,12 +139,15 @@ def test_padded_sweep_equals_unpadded_sweep():
                    jnp.asarray(np.concatenate([obs, np.zeros((pad, 2), bool)])), jnp.asarray(np.r_[y, np.zeros(pad)]))
 
     @jax.jit
-    def two_sweeps(key, data):
-        k0, k1, k2 = jax.random.split(key, 3)
-        lat = initial_latent(k0, data, cfg)
-        lat, info1 = m3lak_sweep(k1, lat, data, cfg, 0.3, 0.05)
-        lat, info2 = m3lak_sweep(k2, lat, data, cfg, 0.3, 0.05)
-        return lat, info2
+    def two_sweeps(key, data):  # one compiled sweep body (a scan), run twice
+        k0, *ks = jax.random.split(key, 3)
+
+        def sweep(lat, k):
+            lat, info = m3lak_sweep(k, lat, data, cfg, 0.3, 0.05)
+            return lat, info
+
+        lat, infos = jax.lax.scan(sweep, initial_latent(k0, data, cfg), jnp.stack(ks))
+        return lat, jax.tree.map(lambda x: x[-1], infos)
 
     key = jax.random.PRNGKey(5)
     (l0, i0), (l1, i1) = two_sweeps(key, d0), two_sweeps(key, d1)
@@ -159,19 +162,17 @@ def test_padded_sweep_equals_unpadded_sweep():
 # ------------------------------------------------------------------------------------------
 # forced multi-device subprocesses
 # ------------------------------------------------------------------------------------------
-_TINY = """
+_FORCED_4 = """
 import json, warnings
 import numpy as np, jax
+import bayesmv.inference as inf
 from bayesmv import M3LAKClassifier
 rng = np.random.default_rng(0)
 N = 10
 Xs = [rng.normal(size=(N, 3)), rng.normal(size=(N, 4))]
 Xs[1][2] = np.nan  # a missing view
 y = (rng.normal(size=N) > 0).astype(int)
-# spectral_prior="gaussian": the DP block's batched LAPACK calls can deadlock jaxlib's CPU thread
-# pool when 4 forced host devices share 2 cores (see the module docstring of bayesmv.distributed)
-kw = dict(n_latent=2, n_frequencies=3, spectral_prior="gaussian", num_warmup=3, num_samples=3, hmc_steps_h=2,
-          hmc_steps_omega=2, seed=1)
+kw = dict(n_latent=2, n_frequencies=3, num_warmup=3, num_samples=3, hmc_steps_h=2, hmc_steps_omega=2, seed=1)
 def compare(a, b):
     d = {}
     for k in a.posterior_draws_[0]:
@@ -183,32 +184,16 @@ def compare(a, b):
     assert x.shape == z.shape, (x.shape, z.shape)
     d["decision"] = float(np.max(np.abs(x - z)))
     return d
-"""
+proba = lambda a, b: float(np.max(np.abs(a.predict_proba(Xs) - b.predict_proba(Xs))))
 
-
-@pytest.mark.slow
-def test_parallel_chains_equal_sequential_on_4_devices():
-    res = _run_script(_TINY + """
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     par = M3LAKClassifier(num_chains=4, chain_method="parallel", **kw).fit(Xs, y)
 seq = M3LAKClassifier(num_chains=4, chain_method="sequential", **kw).fit(Xs, y)
-print(json.dumps({"devices": jax.device_count(), "diff": compare(seq, par),
-                  "chains": int(par.inference_data_.posterior.sizes["chain"]),
-                  "warned": [str(w.message) for w in caught if "device" in str(w.message)],
-                  "proba": float(np.max(np.abs(seq.predict_proba(Xs) - par.predict_proba(Xs))))}))
-""")
-    assert res["devices"] == 4 and res["chains"] == 4
-    assert not res["warned"], res["warned"]  # numpyro falls back to sequential (with a warning) if devices are missing
-    assert max(res["diff"].values()) < 1e-8, res["diff"]
-    assert res["proba"] == 0.0
+parallel = {"devices": jax.device_count(), "diff": compare(seq, par),
+            "chains": int(par.inference_data_.posterior.sizes["chain"]),
+            "warned": [str(w.message) for w in caught if "device" in str(w.message)], "proba": proba(seq, par)}
 
-
-@pytest.mark.slow
-def test_sharded_sweep_equals_unsharded_on_4_devices():
-    """N = 10 on 4 devices: padded to 12 with masked rows; H, U, λ and X sharded along N."""
-    res = _run_script(_TINY + """
-import bayesmv.inference as inf
 captured = []
 orig = inf.run_m3lak
 def spy(*a, **k):
@@ -219,13 +204,36 @@ inf.run_m3lak = spy
 plain = M3LAKClassifier(**kw).fit(Xs, y)
 shard = M3LAKClassifier(shard_data=True, **kw).fit(Xs, y)
 lat = captured[1].last_state.latent
-shards = lat.H.addressable_shards
-print(json.dumps({"diff": compare(plain, shard), "H_shape": list(lat.H.shape),
-                  "H_spec": str(lat.H.sharding.spec), "lam_spec": str(lat.lam.sharding.spec),
-                  "rows_per_device": sorted(int(s.data.shape[0]) for s in shards),
-                  "plain_spec": str(getattr(captured[0].last_state.latent.H.sharding, "spec", None)),
-                  "proba": float(np.max(np.abs(plain.predict_proba(Xs) - shard.predict_proba(Xs))))}))
-""")
+sharded = {"diff": compare(plain, shard), "H_shape": list(lat.H.shape), "H_spec": str(lat.H.sharding.spec),
+           "lam_spec": str(lat.lam.sharding.spec),
+           "rows_per_device": sorted(int(s.data.shape[0]) for s in lat.H.addressable_shards),
+           "plain_spec": str(getattr(captured[0].last_state.latent.H.sharding, "spec", None)),
+           "proba": proba(plain, shard)}
+print(json.dumps({"parallel": parallel, "sharded": sharded}))
+"""
+
+
+@pytest.fixture(scope="module")
+def forced_4_devices():
+    """One subprocess on 4 forced CPU devices (DP spectral prior, tiny shapes): 4 parallel vs 4
+    sequential chains, then a plain vs a data-sharded fit (N = 10 padded to 12)."""
+    return _run_script(_FORCED_4)
+
+
+@pytest.mark.slow
+def test_parallel_chains_equal_sequential_on_4_devices(forced_4_devices):
+    res = forced_4_devices["parallel"]
+    assert res["devices"] == 4 and res["chains"] == 4
+    assert not res["warned"], res["warned"]  # numpyro falls back to sequential (with a warning) if devices are missing
+    assert max(res["diff"].values()) < 1e-8, res["diff"]
+    assert res["proba"] == 0.0
+
+
+@pytest.mark.slow
+def test_sharded_sweep_equals_unsharded_on_4_devices(forced_4_devices):
+    """H, U, λ and X sharded along N (10 rows padded to 12, 3 per device); the draws equal the
+    unsharded run's."""
+    res = forced_4_devices["sharded"]
     assert res["H_shape"] == [12, 2]
     assert "data" in res["H_spec"] and "data" in res["lam_spec"], res
     assert res["rows_per_device"] == [3, 3, 3, 3]

@@ -540,7 +540,10 @@ def run_m3lak(Xs, y, config: M3LAKConfig, *, num_warmup, num_samples, num_chains
     """Run the composite M3LAK kernel through :class:`numpyro.infer.MCMC`.
 
     ``Xs``: list of float arrays (N, D_i), all-NaN rows = missing views; ``y``: ±1 labels.
-    Returns :class:`M3LAKPosterior` (samples grouped by chain). Raises
+    Returns :class:`M3LAKPosterior` (samples grouped by chain). Without a progress bar and for
+    ``"sequential"``/``"vectorized"`` chains the compiled loop is cached across calls (a refit of
+    the same shapes and settings does not recompile); ``progress_bar=True`` and ``"parallel"``
+    use ``MCMC.run`` directly, which compiles on every call. Raises
     :class:`M3LAKNumericalError` (naming the block) if any block produced non-finite values and
     :class:`DPCapacityError` if the DP needed more than ``config.dp_capacity`` components
     (``on_dp_overflow="ignore"``: no error; the caller checks ``post.last_state.latent.dp.overflow``
