@@ -15,6 +15,12 @@ outputs. Because ``G`` is diagonal, the coefficient vector ``a`` of Theorem 2 sp
 stacked *view-major* (block ``v`` holds the ``N`` samples of view ``v``); the paper's
 sample-major ordering of eq. (68) is a permutation of it (the tests check eq. (13) literally).
 
+Special case (tested): with ``gamma_B = gamma_W = 0`` the combined output ``C f = sum_v c_v f^v``
+ranges over the RKHS of ``sum_v c_v^2 k^v`` with ``||C f||^2 = min sum_v ||f^v||^2`` over the
+splits, so MVL-LS is kernel ridge regression with that kernel; for uniform ``c = 1/m`` it is the
+average-kernel ridge with ``lam = m gamma_A``. Any gain over the average kernel comes from
+``M_B``, ``M_W`` (eq. 57, 63) or a non-uniform ``c``.
+
 Solvers
 -------
 * Least squares (Theorem 10, eq. 67-68, R = I): ``(H G + l gamma_A I) a = y_C`` with

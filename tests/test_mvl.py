@@ -97,6 +97,22 @@ def test_one_view_no_manifold_equals_kernel_ridge():
     assert isinstance(reg.fit_trace_, FitTrace)
 
 
+def test_uniform_c_no_manifold_equals_average_kernel_ridge():
+    """c = 1/m, gamma_B = gamma_W = 0: C f ranges over the RKHS of sum_v c_v^2 k^v = K_avg / m with
+    the min-norm split, so MVL-LS is kernel ridge on the average kernel with lam = m gamma_A."""
+    rng, Xs, Ks = _toy(n=15, m=4, seed=8)
+    Y = rng.normal(size=(15, 2))
+    gA = 2e-3
+    reg = MVLRegressor(kernel="precomputed", gamma_A=gA, gamma_B=0.0, gamma_W=0.0).fit(Ks, Y)
+    K_avg = sum(Ks) / 4
+    ref = K_avg @ np.linalg.solve(K_avg + 15 * 4 * gA * np.eye(15), Y)
+    np.testing.assert_allclose(reg.predict(Ks), ref, atol=1e-10)
+    # the between-view and within-view terms move the fit away from it
+    Ls = [graph_laplacian(knn_graph(K, 3)) for K in Ks]
+    A = mvl_ls_solve(Ks, Y, np.full(4, 0.25), gA, 1e-3, 1e-2, Ls)
+    assert np.abs(0.25 * sum(K @ A[v] for v, K in enumerate(Ks)) - ref).max() > 1e-3
+
+
 def _bias_free_svm_primal(K, y, C):
     """Reference: hinge-loss SVM without bias, 1/2 a'Ka + C sum xi, solved by SLSQP (generic)."""
     n = len(y)
