@@ -523,7 +523,9 @@ def _sample_chains_vectorized(settings: _RunSettings, keys, data):
 
 def _sample_chains(settings: _RunSettings, num_chains, chain_method, key, data):
     """All chains with NumPyro's per-chain keys; ``"sequential"`` runs the one compiled chain
-    once per key, so its draws equal ``MCMC(..., num_chains, chain_method="sequential")``."""
+    once per key, so its draws equal ``MCMC(..., num_chains, chain_method="sequential")``.
+    ``"vectorized"`` chains are equally valid but draw other numbers: the sweep's ``rbg`` keys
+    (``_random.fast_key``) are not vmap-invariant."""
     if num_chains == 1:
         samples, extra, last = _sample_chain(settings, key, data)
         return jax.tree.map(lambda x: x[None], samples), jax.tree.map(lambda x: x[None], extra), last
