@@ -8,8 +8,9 @@ blocks (per-row H, joint Ω) sit inside the band ``target_accept ± 0.15`` (dual
 quantities and the wall/CPU time.
 
 Part B — 100 repeated ``fit`` + ``predict`` of every estimator on a small problem (M3LAK with a
-short chain, MVML, MVL, MKC, ONORMA, MONORMA, OVKRidge) in one process; resident memory (``VmRSS`` from ``/proc/self/status``) after the first
-and after the last repetition (``gc.collect()`` first). Growth under 10 MiB passes.
+short chain, MVML, MVL, MKC, ONORMA, MONORMA, OVKRidge) in one process; resident memory
+(``VmRSS`` from ``/proc/self/status``) after the first and after the last repetition
+(``gc.collect()`` first). Growth under 10 MiB passes.
 
 Run: ``python benchmarks/endurance.py [--quick]`` (quick: 400 iterations, 10 repetitions).
 Timings on a shared machine are indicative only.
