@@ -19,7 +19,10 @@ One engine serves both of the paper's versions, written in terms of per-view fea
   one shared landmark set ``S`` (``bayesmv.kernels.block_nystrom``) and ``Ã = U' A U``. Only
   ``n x p`` kernel columns are ever formed.
 
-Numerics (float64 throughout): the g-step is solved in whichever of two equivalent forms is
+Numerics (float64 NumPy/SciPy throughout, LAPACK Cholesky and ``eigh``): MVML is a short host-side
+loop of dense factorisations whose per-shape XLA compilation would cost more than the whole
+fit (issue #4 times the first fit in a fresh process), so it is not jitted; the kernels come
+from ``bayesmv.kernels`` on NumPy arrays, which evaluates them eagerly. The g-step is solved in whichever of two equivalent forms is
 smaller — the dual ``c = (M Ã M' + λI)⁻¹ y``, ``g = Ã M' c`` (an ``n x n`` Cholesky) or the
 primal ``g = L h``, ``(λI + L' M'M L) h = L' M' y`` with ``Ã = L L'`` from ``eigh`` (an
 ``N x N`` Cholesky, ``N = Vq``); ``M = (w' ⊗ I_n) U``. Both give ``Ã⁺ g = M' r / λ`` with the
@@ -43,18 +46,15 @@ objective never increases.
 from __future__ import annotations
 
 import numbers
-from functools import partial
 
-import jax
-import jax.numpy as jnp
-import jax.scipy.linalg as jsl
 import numpy as np
+import scipy.linalg as sla
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
 from .base import MultiViewMixin, encode_labels, one_vs_rest_targets
 from .datasets import check_positive
 from .diagnostics import FitTrace
-from .kernels import BlockNystrom, NystromFactors, block_nystrom, get_kernel, n_landmarks
+from .kernels import block_nystrom, get_kernel, n_landmarks
 
 __all__ = [
     "MVMLClassifier",
@@ -83,217 +83,209 @@ _RCOND = 1e-12  # relative eigenvalue cut-off of the eigh pseudo-inverses
 def _design(U, w):
     """``M = (w' ⊗ I_n) U`` as an ``n x Vq`` matrix (view-major columns)."""
     V, n, q = U.shape
-    return jnp.transpose(U * w[:, None, None], (1, 0, 2)).reshape(n, V * q)
+    return np.transpose(U * w[:, None, None], (1, 0, 2)).reshape(n, V * q)
 
 
 def _apply_M(U, w, g):
     """``M g = Σ_v w_v U_v g_v``."""
     V, _, q = U.shape
-    return jnp.einsum("vnq,vq->n", U, g.reshape(V, q) * w[:, None])
+    return np.sum(U @ (g.reshape(V, q) * w[:, None])[:, :, None], axis=0)[:, 0]
 
 
 def _apply_Mt(U, w, c):
     """``M' c``: block ``v`` is ``w_v U_v' c``."""
-    return (jnp.einsum("vnq,n->vq", U, c) * w[:, None]).ravel()
+    return ((np.swapaxes(U, 1, 2) @ c) * w[:, None]).ravel()
+
+
+def _symmetric(K):
+    return 0.5 * (K + K.T)
 
 
 def _mv_gram(U, w, A):
+    """``M Ã M'``: the w-weighted multi-view kernel ``(w'⊗I) U Ã U' (w⊗I)`` on the training set."""
     M = _design(U, w)
-    K = M @ (A @ M.T)
-    return 0.5 * (K + K.T)
+    return _symmetric(M @ (A @ M.T))
 
 
-_multiview_gram = jax.jit(_mv_gram)
-_multiview_gram.__doc__ = "``M Ã M'``: the w-weighted multi-view kernel ``(w'⊗I) U Ã U' (w⊗I)`` on the training set."
-
-
-@jax.jit
 def _feature_gram(U):
     """``U' U`` (unweighted, ``Vq x Vq``); the primal form's ``M'M`` is its ``w w'`` block scaling."""
-    V, n, q = U.shape
-    G = jnp.einsum("vnq,unr->vqur", U, U).reshape(V * q, V * q)
-    return 0.5 * (G + G.T)
+    M = _design(U, np.ones(U.shape[0], U.dtype))
+    return _symmetric(M.T @ M)
 
 
-@partial(jax.jit, static_argnums=2)
 def _blockdiag_gram(U, w, full):
     """``M Ã0 M'`` for the block-diagonal start ``A = I``: ``Σ_v w_v² U_v U_v'`` (full path) or
     ``Σ_v w_v² (U_v U_v')²`` (Nyström path, ``Ã0 = blockdiag(U_v'U_v)``)."""
-    def one(Uv, wv):
-        K = Uv @ Uv.T
-        return wv * wv * (K if full else K @ K)
-
-    K = jnp.sum(jax.vmap(one)(U, w), axis=0) if U.shape[0] * U.shape[1] ** 2 * 8 < 2**28 else sum(
-        one(U[v], w[v]) for v in range(U.shape[0]))
-    return 0.5 * (K + K.T)
+    K = np.zeros((U.shape[1], U.shape[1]), U.dtype)
+    for Uv, wv in zip(U, w):
+        Kv = Uv @ Uv.T
+        K += wv * wv * (Kv if full else Kv @ Kv)
+    return _symmetric(K)
 
 
 def _weight_blocks(G, w, q):
-    ww = jnp.repeat(w, q)
+    ww = np.repeat(w, q)
     return G * ww[:, None] * ww[None, :]
+
+
+def _eigh_kept(A):
+    """``eigh`` of the symmetric part of ``A`` and the mask of eigenvalues above the relative cut-off."""
+    lam, Q = sla.eigh(_symmetric(A), check_finite=False)
+    return lam, Q, lam > _RCOND * max(float(np.max(np.abs(lam))), 1e-300)
 
 
 def _sqrt_factor(A):
     """``L`` with ``A = L L'`` (``A`` symmetric PSD) from ``eigh``; tiny/negative eigenvalues dropped."""
-    A = 0.5 * (A + A.T)
-    lam, Q = jnp.linalg.eigh(A)
-    keep = lam > _RCOND * jnp.maximum(jnp.max(jnp.abs(lam)), 1e-300)
-    return Q * jnp.where(keep, jnp.sqrt(jnp.where(keep, lam, 0.0)), 0.0)[None, :]
+    lam, Q, keep = _eigh_kept(A)
+    return Q * np.where(keep, np.sqrt(np.where(keep, lam, 0.0)), 0.0)[None, :]
+
+
+def _pinv_eigh(A):
+    """``A⁺`` of a symmetric PSD matrix from ``eigh``."""
+    lam, Q, keep = _eigh_kept(A)
+    return (Q * np.where(keep, 1.0 / np.where(keep, lam, 1.0), 0.0)[None, :]) @ Q.T
+
+
+def _cho_solve_shifted(P, lmbda, b):
+    """``(P + λI)⁻¹ b`` by Cholesky; NaN when the factorisation fails (the caller's objective is then
+    non-finite and the step is rejected, or the fit stops with a named error)."""
+    try:
+        factor = sla.cho_factor(P + lmbda * np.eye(P.shape[0], dtype=P.dtype), lower=True, check_finite=False)
+    except (np.linalg.LinAlgError, ValueError):
+        return np.full_like(b, np.nan)
+    return sla.cho_solve(factor, b, check_finite=False)
 
 
 def _solve_dual(U, A, Kw, w, y, lmbda):
     """Dual g-step: ``c = (M Ã M' + λI)⁻¹ y`` (Cholesky), ``z = M'c = Ã⁺g``, ``g = Ã z``."""
-    n = Kw.shape[0]
-    chol = jnp.linalg.cholesky(Kw + lmbda * jnp.eye(n, dtype=Kw.dtype))
-    c = jsl.cho_solve((chol, True), y)
+    c = _cho_solve_shifted(Kw, lmbda, y)
     r = lmbda * c
     z = _apply_Mt(U, w, c)
-    return A @ z, z, jnp.dot(r, r) + lmbda * jnp.dot(c, y - r)  # ||r||² + λ c'Kw c
+    return A @ z, z, r @ r + lmbda * (c @ (y - r))  # ||r||² + λ c'Kw c
 
 
 def _solve_primal(U, A, G, w, y, lmbda):
     """Primal g-step: ``g = L h``, ``(λI + L'M'M L) h = L'M'y`` (Cholesky), ``A = L L'`` (eigh)."""
     V, _, q = U.shape
     L = _sqrt_factor(A)
-    P = lmbda * jnp.eye(A.shape[0], dtype=A.dtype) + L.T @ _weight_blocks(G, w, q) @ L
-    chol = jnp.linalg.cholesky(0.5 * (P + P.T))
-    h = jsl.cho_solve((chol, True), L.T @ _apply_Mt(U, w, y))
+    h = _cho_solve_shifted(_symmetric(L.T @ _weight_blocks(G, w, q) @ L), lmbda, L.T @ _apply_Mt(U, w, y))
     g = L @ h
     r = y - _apply_M(U, w, g)
-    return g, _apply_Mt(U, w, r) / lmbda, jnp.dot(r, r) + lmbda * jnp.dot(h, h)
+    return g, _apply_Mt(U, w, r) / lmbda, r @ r + lmbda * (h @ h)
 
 
 def _group_norms(A, n_views):
-    N = A.shape[0]
-    q = N // n_views
-    sq = jnp.sum(A.reshape(n_views, q, n_views, q) ** 2, axis=(1, 3))
-    eye = jnp.eye(n_views, dtype=bool)
-    return jnp.sqrt(jnp.where(eye, sq, sq + sq.T))
+    A = np.asarray(A)
+    q = A.shape[0] // n_views
+    sq = np.sum(A.reshape(n_views, q, n_views, q) ** 2, axis=(1, 3))
+    return np.sqrt(np.where(np.eye(n_views, dtype=bool), sq, sq + sq.T))
 
 
 def _penalty(A, eta, metric, n_views):
     if metric == "learn":
-        return eta * jnp.sum(A * A)
+        return eta * np.sum(A * A)
     if metric == "sparse":
-        return eta * jnp.sum(jnp.triu(_group_norms(A, n_views)))
-    return jnp.zeros((), A.dtype)
+        return eta * np.sum(np.triu(_group_norms(A, n_views)))
+    return 0.0
 
 
 def _a_step(A, z, mu, lmbda, eta):
-    return (1.0 - 2.0 * mu * eta) * A + (mu * lmbda) * jnp.outer(z, z)
+    return (1.0 - 2.0 * mu * eta) * A + (mu * lmbda) * np.outer(z, z)
 
 
 def _prox(T, n_views, threshold):
     N = T.shape[0]
     q = N // n_views
     norms = _group_norms(T, n_views)
-    scale = jnp.where(norms > threshold, 1.0 - threshold / jnp.where(norms > 0, norms, 1.0), 0.0)
+    scale = np.where(norms > threshold, 1.0 - threshold / np.where(norms > 0, norms, 1.0), 0.0)
     return (T.reshape(n_views, q, n_views, q) * scale[:, None, :, None]).reshape(N, N)
 
 
-@partial(jax.jit, static_argnames=("metric", "form"))
-def _solve(U, A, aux, w, y, lmbda, eta, metric, form):
-    """g-step plus the objective (7)/(13) or (11)/(14); ``aux`` is ``M Ã M'`` (dual) or ``U'U`` (primal)."""
-    solve = _solve_dual if form == "dual" else _solve_primal
-    g, z, fit = solve(U, A, aux, w, y, lmbda)
-    return g, z, fit + _penalty(A, eta, metric, U.shape[0])
+def _finite_or_inf(J):
+    J = float(J)
+    return J if np.isfinite(J) else np.inf
 
 
-@partial(jax.jit, static_argnames=("metric", "form"))
 def _trial(U, A, aux, z, w, y, mu, lmbda, eta, metric, form):
     """One A-step with step ``mu`` (eq. 9/16, or 12/18 for ``"sparse"``; none for ``"fixed"``) followed
     by the g-step. Returns ``(Ã', aux', g, z, J)``; ``J = inf`` if the step left the PSD cone.
-    ``Ã'`` is a placeholder for fixed metrics (it equals ``A``)."""
+    ``aux`` is ``M Ã M'`` (dual form) or ``U'U`` (primal form)."""
     V = U.shape[0]
-    ok = jnp.array(True)
+    ok = True
     if metric == "fixed":
         A_try = A
     elif metric == "learn":
         A_try = _a_step(A, z, mu, lmbda, eta)
     else:
-        A_try = _prox(A + (mu * lmbda) * jnp.outer(z, z), V, mu * eta)
-        lam_min = jnp.linalg.eigvalsh(0.5 * (A_try + A_try.T))[0]
-        ok = lam_min >= -1e-10 * A.shape[0] * jnp.maximum(jnp.max(jnp.abs(A_try)), 1e-300)
+        A_try = _prox(A + (mu * lmbda) * np.outer(z, z), V, mu * eta)
+        lam_min = sla.eigvalsh(_symmetric(A_try), subset_by_index=[0, 0], check_finite=False)[0]
+        ok = lam_min >= -1e-10 * A.shape[0] * max(float(np.max(np.abs(A_try))), 1e-300)
     if form == "dual" and metric != "fixed":
         aux = _mv_gram(U, w, A_try)
     solve = _solve_dual if form == "dual" else _solve_primal
     g, z_new, fit = solve(U, A_try, aux, w, y, lmbda)
-    J = fit + _penalty(A_try, eta, metric, V)
-    out_A = jnp.zeros((), A.dtype) if metric == "fixed" else A_try
-    return out_A, aux, g, z_new, jnp.where(ok & jnp.isfinite(J), J, jnp.inf)
+    J = _finite_or_inf(fit + _penalty(A_try, eta, metric, V)) if ok else np.inf
+    return A_try, aux, g, z_new, J
 
 
-@jax.jit
-def _trial_learn_dual(U, A, aux, z, g, A_sq, w, y, mu, lmbda, eta):
-    """The learned-metric trial in the dual form without forming ``Ã' = aÃ + b zz'`` (``a = 1 - 2μη``,
-    ``b = μλ``): ``M Ã' M' = a M Ã M' + b (Mz)(Mz)'``, ``Ã' z' = a Ã z' + b z (z·z')`` and
-    ``||Ã'||² = a²||Ã||² + 2ab z'Ãz + b²||z||⁴`` (``Ãz = g``). Returns ``(aux', g', z', J, ||Ã'||²)``."""
+def _rank_one_update(mu, lmbda, eta, A_sq, z, g):
+    """``Ã' = aÃ + b zz'`` with ``a = 1 - 2μη``, ``b = μλ`` (eq. 9/16) and
+    ``||Ã'||² = a²||Ã||² + 2ab z'Ãz + b²||z||⁴`` (``Ãz = g``). Returns ``(a, b, ||Ã'||²)``."""
     a = 1.0 - 2.0 * mu * eta
     b = mu * lmbda
+    zz = z @ z
+    return a, b, a * a * A_sq + 2.0 * a * b * (z @ g) + b * b * zz * zz
+
+
+def _trial_learn_dual(U, A, aux, z, g, A_sq, w, y, mu, lmbda, eta):
+    """The learned-metric trial in the dual form without forming ``Ã'``:
+    ``M Ã' M' = a M Ã M' + b (Mz)(Mz)'`` and ``Ã' z' = a Ã z' + b z (z·z')``.
+    Returns ``(aux', g', z', J, ||Ã'||²)``."""
+    a, b, sq = _rank_one_update(mu, lmbda, eta, A_sq, z, g)
     m = _apply_M(U, w, z)
-    aux = a * aux + b * jnp.outer(m, m)
-    n = aux.shape[0]
-    chol = jnp.linalg.cholesky(aux + lmbda * jnp.eye(n, dtype=aux.dtype))
-    c = jsl.cho_solve((chol, True), y)
+    aux = a * aux + b * np.outer(m, m)
+    c = _cho_solve_shifted(aux, lmbda, y)
     r = lmbda * c
     z_new = _apply_Mt(U, w, c)
-    g_new = a * (A @ z_new) + b * z * jnp.dot(z, z_new)
-    zz = jnp.dot(z, z)
-    sq = a * a * A_sq + 2.0 * a * b * jnp.dot(z, g) + b * b * zz * zz
-    J = jnp.dot(r, r) + lmbda * jnp.dot(c, y - r) + eta * sq
-    return aux, g_new, z_new, jnp.where(jnp.isfinite(J), J, jnp.inf), sq
+    g_new = a * (A @ z_new) + b * z * (z @ z_new)
+    J = r @ r + lmbda * (c @ (y - r)) + eta * sq
+    return aux, g_new, z_new, _finite_or_inf(J), sq
 
 
-@partial(jax.jit, static_argnums=1)
 def _factor_init(A0, capacity):
     """``L`` (``N x capacity``, zero-padded) with ``Ã0 = L L'`` from ``eigh``."""
     L = _sqrt_factor(A0)
-    return jnp.pad(L, ((0, 0), (0, capacity - L.shape[1])))
+    return np.pad(L, ((0, 0), (0, capacity - L.shape[1])))
 
 
-@jax.jit
 def _factor_gram(L, G, w):
     """``M'M = (w w') ∘ U'U`` and ``B = L' M'M L`` for the factored primal form."""
-    q = G.shape[0] // w.shape[0]
-    Gw = _weight_blocks(G, w, q)
-    B = L.T @ Gw @ L
-    return Gw, 0.5 * (B + B.T)
+    Gw = _weight_blocks(G, w, G.shape[0] // w.shape[0])
+    return Gw, _symmetric(L.T @ Gw @ L)
 
 
-@jax.jit
 def _trial_learn_primal(U, L, B, Gw, k, z, g, A_sq, w, y, mu, lmbda, eta):
-    """The learned-metric trial in the primal form with a growing factor: ``Ã' = aÃ + b zz' = L'L''`` with
-    ``L' = [√a L, √b z]`` (``z`` written into the empty column ``k``), so ``L''M'M L'`` is ``a B`` bordered
-    by ``√(ab) L'M'Mz`` and ``b z'M'Mz`` — one Cholesky per trial, no eigh. Returns
+    """The learned-metric trial in the primal form with a growing factor: ``Ã' = aÃ + b zz' = L'L''``
+    with ``L' = [√a L, √b z]`` (``z`` written into the empty column ``k``), so ``L''M'M L'`` is ``a B``
+    bordered by ``√(ab) L'M'Mz`` and ``b z'M'Mz`` — one Cholesky per trial, no eigh. Returns
     ``(L', B', g', z', J, ||Ã'||²)``."""
-    a = 1.0 - 2.0 * mu * eta
-    b = mu * lmbda
+    a, b, sq = _rank_one_update(mu, lmbda, eta, A_sq, z, g)
     Gz = Gw @ z
-    border = jnp.sqrt(a * b) * (L.T @ Gz)
-    Lt = (jnp.sqrt(a) * L).at[:, k].set(jnp.sqrt(b) * z)
-    Bt = (a * B).at[k, :].set(border).at[:, k].set(border).at[k, k].set(b * jnp.dot(z, Gz))
-    R = B.shape[0]
-    chol = jnp.linalg.cholesky(lmbda * jnp.eye(R, dtype=B.dtype) + Bt)
-    h = jsl.cho_solve((chol, True), Lt.T @ _apply_Mt(U, w, y))
+    Lt = np.sqrt(a) * L
+    Lt[:, k] = np.sqrt(b) * z
+    Bt = a * B
+    Bt[k, :] = Bt[:, k] = np.sqrt(a * b) * (L.T @ Gz)
+    Bt[k, k] = b * (z @ Gz)
+    h = _cho_solve_shifted(Bt, lmbda, Lt.T @ _apply_Mt(U, w, y))
     g_new = Lt @ h
     r = y - _apply_M(U, w, g_new)
     z_new = _apply_Mt(U, w, r) / lmbda
-    zz = jnp.dot(z, z)
-    sq = a * a * A_sq + 2.0 * a * b * jnp.dot(z, g) + b * b * zz * zz
-    J = jnp.dot(r, r) + lmbda * jnp.dot(h, h) + eta * sq
-    return Lt, Bt, g_new, z_new, jnp.where(jnp.isfinite(J), J, jnp.inf), sq
+    J = r @ r + lmbda * (h @ h) + eta * sq
+    return Lt, Bt, g_new, z_new, _finite_or_inf(J), sq
 
 
-@jax.jit
-def _factor_product(L):
-    A = L @ L.T
-    return 0.5 * (A + A.T)
-
-
-@partial(jax.jit, static_argnames=("form",))
-def _w_update(U, A, g, y, form):
-    w = w_step(U, g, y)
-    return w, (_mv_gram(U, w, A) if form == "dual" else jnp.zeros((), U.dtype))
+def _as_float(*arrays):
+    return tuple(np.asarray(a, dtype=np.float64) for a in arrays)
 
 
 # ---------------------------------------------------------------------------- public steps
@@ -309,93 +301,69 @@ def g_step(U, A, w, y, lmbda, form="auto"):
     pseudo-inverse convention). Returns ``(g, z, fit)`` with ``z = M'(y - Mg)/λ`` (``= Ã⁺g`` for
     PD ``Ã``; always ``Ã z = g``) and ``fit = ||y - Mg||² + λ <g, Ã⁺g>``.
     """
-    U = jnp.asarray(U)
+    U, A, w, y = _as_float(U, A, w, y)
     V, n, q = U.shape
-    A, w, y = jnp.asarray(A), jnp.asarray(w, dtype=U.dtype), jnp.asarray(y, dtype=U.dtype)
     if form == "auto":
         form = "dual" if n <= V * q else "primal"
     if form not in ("dual", "primal"):
         raise ValueError(f"form must be 'auto', 'dual' or 'primal', got {form!r}")
-    aux = _multiview_gram(U, w, A) if form == "dual" else _feature_gram(U)
-    return _solve(U, A, aux, w, y, float(lmbda), 0.0, "fixed", form)
+    aux = _mv_gram(U, w, A) if form == "dual" else _feature_gram(U)
+    solve = _solve_dual if form == "dual" else _solve_primal
+    return solve(U, A, aux, w, y, float(lmbda))
 
 
-@jax.jit
 def w_step(U, g, y):
     """w-step, eq. (10) / (17): least squares ``w = (Z'Z)⁺ Z'y``, ``Z[:, v] = U_v g_v`` (eigh pseudo-inverse)."""
+    U, g, y = _as_float(U, g, y)
     V, _, q = U.shape
-    Z = jnp.einsum("vnq,vq->nv", U, g.reshape(V, q))
-    ZtZ = Z.T @ Z
-    lam, Q = jnp.linalg.eigh(0.5 * (ZtZ + ZtZ.T))
-    keep = lam > 1e-12 * jnp.maximum(jnp.max(lam), 1e-300)
-    inv = jnp.where(keep, 1.0 / jnp.where(keep, lam, 1.0), 0.0)
-    return Q @ (inv * (Q.T @ (Z.T @ y)))
+    Z = (U @ g.reshape(V, q)[:, :, None])[:, :, 0].T
+    return _pinv_eigh(Z.T @ Z) @ (Z.T @ y)
 
 
-@jax.jit
 def a_step(A, z, mu, lmbda, eta):
     """A-step, eq. (9) / (16): ``Ã ← (1 - 2μη) Ã + μλ (Ã⁺g)(Ã⁺g)'`` with ``z = Ã⁺ g``.
 
     With ``μη < ½`` a symmetric positive definite ``Ã`` stays symmetric positive definite.
     """
+    A, z = _as_float(A, z)
     return _a_step(A, z, mu, lmbda, eta)
 
 
-@partial(jax.jit, static_argnums=1)
 def group_norms(A, n_views):
     """Frobenius norms of the view-pair groups ``γ = {(s,t), (t,s)}`` of ``Ã`` (``V x V``, symmetric)."""
     return _group_norms(A, n_views)
 
 
-@partial(jax.jit, static_argnums=1)
 def prox_group_lasso(T, n_views, threshold):
     """Proximal operator of ``threshold · Σ_γ ||T_γ||_F`` over view-pair groups (eq. 12 / 18):
     group ``γ`` is scaled by ``(1 - threshold / ||T_γ||_F)_+``."""
-    return _prox(T, n_views, threshold)
+    return _prox(np.asarray(T, dtype=np.float64), n_views, threshold)
 
 
-@partial(jax.jit, static_argnums=5)
 def sparse_a_step(A, z, mu, lmbda, eta, n_views):
     """Block-sparse A-step, eq. (12) / (18): the proximal gradient step
     ``prox_{μη Σ_γ ||·||_F}(Ã + μλ (Ã⁺g)(Ã⁺g)')`` (the paper prints the threshold as η; the
     proximal operator of the step-``μ`` problem thresholds at ``μη``)."""
-    return _prox(A + (mu * lmbda) * jnp.outer(z, z), n_views, mu * eta)
+    A, z = _as_float(A, z)
+    return _prox(A + (mu * lmbda) * np.outer(z, z), n_views, mu * eta)
 
 
 def metric_penalty(A, eta, metric, n_views):
     """The A-regulariser of (7)/(13) (``η||Ã||_F²``) or (11)/(14) (``η Σ_γ ||Ã_γ||_F``); 0 for fixed metrics."""
-    return float(_penalty(jnp.asarray(A), eta, metric, n_views))
-
-
-@jax.jit
-def _pinv_eigh(A):
-    A = 0.5 * (A + A.T)
-    lam, Q = jnp.linalg.eigh(A)
-    keep = lam > _RCOND * jnp.maximum(jnp.max(jnp.abs(lam)), 1e-300)
-    return (Q * jnp.where(keep, 1.0 / jnp.where(keep, lam, 1.0), 0.0)[None, :]) @ Q.T
+    return float(_penalty(np.asarray(A, dtype=np.float64), eta, metric, n_views))
 
 
 def mvml_objective(U, A, g, w, y, lmbda, eta, metric="learn"):
     """Objective (7)/(13) (``metric="learn"``) or (11)/(14) (``"sparse"``), computed directly with
     ``Ã⁺`` from ``eigh``: ``||y - M g||² + λ <g, Ã⁺ g> + penalty(Ã)``."""
-    U, A, g = jnp.asarray(U), jnp.asarray(A), jnp.asarray(g)
-    w, y = jnp.asarray(w, dtype=U.dtype), jnp.asarray(y, dtype=U.dtype)
+    U, A, g, w, y = _as_float(U, A, g, w, y)
     r = y - _apply_M(U, w, g)
-    return float(jnp.dot(r, r) + lmbda * g @ (_pinv_eigh(A) @ g)) + metric_penalty(A, eta, metric, U.shape[0])
+    return float(r @ r + lmbda * g @ (_pinv_eigh(A) @ g)) + metric_penalty(A, eta, metric, U.shape[0])
 
 
 def default_step_size(eta):
     """Initial A-step size ``μ0``: ``0.5``, or ``0.45/η`` when ``0.5 η >= ½`` (so ``μ0 η < ½``)."""
     return 0.5 if 0.5 * eta < 0.5 else 0.45 / eta
-
-
-@jax.jit
-def _diag_blocks(U):
-    V, n, q = U.shape
-    B = jnp.einsum("vnq,vnr->vqr", U, U)
-    B = 0.5 * (B + jnp.swapaxes(B, 1, 2))
-    eye = jnp.eye(V, dtype=U.dtype)
-    return jnp.einsum("vqr,vu->vqur", B, eye).reshape(V * q, V * q)
 
 
 def initial_metric(U, metric, full):
@@ -406,17 +374,15 @@ def initial_metric(U, metric, full):
     Full path (``U_v = K_v``): these matrices; Nyström path: ``Ã = U' A U``, i.e.
     ``blockdiag(U_v'U_v)``, ``[U_l'U_m]`` and ``I``.
     """
-    U = jnp.asarray(U)
+    (U,) = _as_float(U)
     V, n, q = U.shape
     N = V * q
     if metric in ("learn", "sparse"):
-        return jnp.asarray(np.eye(N)) if full else _diag_blocks(U)
+        return np.eye(N) if full else sla.block_diag(*[_symmetric(Uv.T @ Uv) for Uv in U])
     if metric == "cov":
-        return jnp.asarray(np.kron(np.ones((V, V)), np.eye(q))) if full else _feature_gram(U)
+        return np.kron(np.ones((V, V)), np.eye(q)) if full else _feature_gram(U)
     if metric == "identity":
-        if full:
-            return jsl.block_diag(*[_pinv_eigh(U[v]) for v in range(V)])
-        return jnp.asarray(np.eye(N))
+        return sla.block_diag(*[_pinv_eigh(Uv) for Uv in U]) if full else np.eye(N)
     raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
 
 
@@ -438,15 +404,14 @@ class _Solver:
         self.max_iter, self.tol, self.max_backtrack = int(max_iter), float(tol), int(max_backtrack)
         self.form = "dual" if self.n <= self.N else "primal"
         self.A0 = initial_metric(U, metric, full)
-        self.w0 = jnp.full(self.V, 1.0 / self.V, dtype=U.dtype)
+        self.w0 = np.full(self.V, 1.0 / self.V)
         if self.form == "primal":
             self.aux0 = _feature_gram(U)
         elif metric in ("learn", "sparse"):  # block-diagonal start: M Ã M' = Σ_v w_v² U_v Ã_vv U_v'
             self.aux0 = _blockdiag_gram(U, self.w0, full)
         else:
-            self.aux0 = _multiview_gram(U, self.w0, self.A0)
+            self.aux0 = _mv_gram(U, self.w0, self.A0)
         self._pen_metric = metric if metric in ("learn", "sparse") else "fixed"
-
 
     def _check(self, J):
         J = float(J)
@@ -458,18 +423,18 @@ class _Solver:
         return J
 
     def fit(self, y):
-        y = jnp.asarray(y, dtype=self.U.dtype)
+        y = np.asarray(y, dtype=np.float64)
         learn = self.metric in ("learn", "sparse")
         # learned metric: Ã is never re-factorised — dual: rank-1 updates of M Ã M' (Ã formed only after
         # acceptance); primal: a growing factor Ã = L L' (Ã formed at the end).
         mode = ("dual" if self.form == "dual" else "factor") if self.metric == "learn" else "generic"
         A, w, aux = self.A0, self.w0, self.aux0
-        zero = jnp.zeros(self.N, self.U.dtype)
+        zero = np.zeros(self.N)
         if mode == "dual":
-            A_sq = jnp.sum(A * A)
+            A_sq = np.sum(A * A)
             aux, g, z, J, A_sq = _trial_learn_dual(self.U, A, aux, zero, zero, A_sq, w, y, 0.0, self.lmbda, self.eta)
         elif mode == "factor":
-            A_sq = jnp.sum(A * A)
+            A_sq = np.sum(A * A)
             L = _factor_init(A, self.N + self.max_iter + 1)
             Gw, B = _factor_gram(L, aux, w)
             k = self.N
@@ -483,13 +448,11 @@ class _Solver:
         converged = not learn and not self.learn_weights
         for _ in range(0 if converged else self.max_iter):
             if self.learn_weights:  # w-step (10)/(17); then M Ã M' (dual) or L'M'ML (factor) for the new w
+                w = w_step(self.U, g, y)
                 if mode == "factor":
-                    w = w_step(self.U, g, y)
                     Gw, B = _factor_gram(L, aux, w)
-                else:
-                    w, Kw = _w_update(self.U, A, g, y, self.form)
-                    if self.form == "dual":
-                        aux = Kw
+                elif self.form == "dual":
+                    aux = _mv_gram(self.U, w, A)
             if not learn:  # fixed metric: alternate g- and w-steps only
                 _, aux, g, z, J_new = _trial(self.U, A, aux, zero, w, y, 0.0, self.lmbda, self.eta,
                                              self._pen_metric, self.form)
@@ -530,7 +493,7 @@ class _Solver:
                 converged = True
                 break
         if mode == "factor":
-            A = _factor_product(L)
+            A = _symmetric(L @ L.T)
         return {
             "A": A,
             "g": g,
@@ -581,53 +544,10 @@ def plot_metric(A, n_views, ax=None, view_names=None, log=True, title=None):
 # ----------------------------------------------------------------------------------------
 
 
-def _np_group_norms(A, n_views):
-    A = np.asarray(A)
-    q = A.shape[0] // n_views
-    sq = np.sum(A.reshape(n_views, q, n_views, q) ** 2, axis=(1, 3))
-    return np.sqrt(np.where(np.eye(n_views, dtype=bool), sq, sq + sq.T))
-
-
-@jax.jit
-def _scores(Ut, G, W):
-    return jnp.einsum("vmq,cvq,cv->mc", Ut, G, W)
-
-
-@partial(jax.jit, static_argnums=(1, 2, 3, 4))
-def _block_nystrom_jit(Xs, kernels, p, seed, precomputed):
-    """``bayesmv.kernels.block_nystrom`` under one jit: stacked ``U_v`` (V, n, p), ``(W_v⁺)^{1/2}`` and landmarks."""
-    bn = block_nystrom(Xs, kernels=list(kernels) if kernels else "rbf", n_components=p, seed=seed,
-                       precomputed=precomputed)
-    return jnp.stack(bn.U), jnp.stack([f.W_pinv_sqrt for f in bn.factors]), jnp.asarray(bn.landmarks)
-
-
-def _nystrom_transform_jit(kernels, Xs, marks, Ws, landmarks):
-    return _nystrom_transform_impl(kernels, Xs, marks, Ws, tuple(int(i) for i in landmarks))
-
-
-@partial(jax.jit, static_argnums=(0, 4))
-def _nystrom_transform_impl(kernels, Xs, marks, Ws, landmarks):
-    """Nyström test extension ``U_test_v = k_v(X_v, landmarks) (W_v⁺)^{1/2}`` via ``BlockNystrom``."""
-    lm = np.asarray(landmarks)
-    factors = [NystromFactors(lm, Ws[v], None) for v in range(len(Xs))]
-    if kernels is None:  # precomputed: Xs are test-vs-train kernels
-        bn = BlockNystrom(lm, factors, [None] * len(Xs), [None] * len(Xs))
-        return jnp.stack(bn.transform_columns([K[:, lm] for K in Xs]))
-    bn = BlockNystrom(lm, factors, list(kernels), list(marks))
-    return jnp.stack(bn.transform(Xs))
-
-
-@jax.jit
-def _stack(arrays):
-    return jnp.stack(arrays)
-
-
-@partial(jax.jit, static_argnums=0)
-def _eval_kernel(kernel, X, Y):
-    if Y is None:
-        K = kernel(X, None)
-        return 0.5 * (K + K.T)
-    return kernel(X, Y)
+def _gram(kernel, X, Y=None):
+    """``kernel(X, Y)`` on host arrays (NumPy in, NumPy out: nothing to compile), symmetrised when ``Y`` is None."""
+    K = np.asarray(kernel(np.asarray(X), None if Y is None else np.asarray(Y)), dtype=np.float64)
+    return _symmetric(K) if Y is None else K
 
 
 class _MVMLBase(MultiViewMixin, BaseEstimator):
@@ -740,40 +660,34 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
             self.nystrom_factors_ = None
             self.landmark_views_ = None if pre else [np.asarray(X) for X in Xs]
             if pre:
-                Ks = [jnp.asarray(K) for K in Xs]
+                U = np.stack([np.asarray(K, dtype=np.float64) for K in Xs])
             else:
-                Ks = [_eval_kernel(get_kernel(k, **kp), jnp.asarray(X), None) for X, k, kp in zip(Xs, kernels, params)]
-            U = _stack(Ks)
+                U = np.stack([_gram(get_kernel(k, **kp), X) for X, k, kp in zip(Xs, kernels, params)])
         else:  # block-Nyström path (Algorithm 1b), shared landmarks; only n x p kernel columns
-            bound = None if pre else tuple(get_kernel(k, **kp) for k, kp in zip(kernels, params))
-            U, Ws, lm = _block_nystrom_jit([jnp.asarray(X) for X in Xs], bound, p, int(self.seed), pre)
+            bound = "rbf" if pre else [get_kernel(k, **kp) for k, kp in zip(kernels, params)]
+            bn = block_nystrom([np.asarray(X, dtype=np.float64) for X in Xs], kernels=bound, n_components=p,
+                               seed=int(self.seed), precomputed=pre)
+            U = np.stack(bn.U)
             self.nystrom_ = True
-            self.landmarks_ = np.asarray(lm)
-            self.nystrom_factors_ = np.asarray(Ws)
+            self.landmarks_ = np.asarray(bn.landmarks)
+            self.nystrom_factors_ = np.stack([f.W_pinv_sqrt for f in bn.factors])
             self.landmark_views_ = None if pre else [np.asarray(X)[self.landmarks_] for X in Xs]
-        if not np.isfinite(np.asarray(U)).all():
+        if not np.isfinite(U).all():
             raise ValueError("the kernel matrices contain NaN or inf; check the kernel and its parameters")
         return U
 
     def _test_features(self, Xs):
+        """Test features ``U_test_v``: the kernel columns ``k_v(X, X_train)`` (full path) or the Nyström
+        extension ``k_v(X, landmarks) (W_v⁺)^{1/2}`` (MVML §3.5); precomputed: test-vs-train kernels."""
         kernels = self._kernel_list(self.n_views_)
         params = self._params_list(self.n_views_)
-        pre = kernels[0] == "precomputed"
-        if pre:
-            Xs = [jnp.asarray(K) for K in Xs]
-        if not self.nystrom_:
-            if pre:
-                Ut = Xs
-            else:
-                Ut = [_eval_kernel(get_kernel(k, **kp), jnp.asarray(X), jnp.asarray(L))
-                      for X, L, k, kp in zip(Xs, self.landmark_views_, kernels, params)]
-            return _stack(Ut)
-        Ws = jnp.asarray(self.nystrom_factors_)
-        if pre:
-            return _nystrom_transform_jit(None, Xs, None, Ws, self.landmarks_)
-        bound = tuple(get_kernel(k, **kp) for k, kp in zip(kernels, params))
-        marks = [jnp.asarray(L) for L in self.landmark_views_]
-        return _nystrom_transform_jit(bound, [jnp.asarray(X) for X in Xs], marks, Ws, self.landmarks_)
+        if kernels[0] == "precomputed":
+            Qs = [np.asarray(K, dtype=np.float64)[:, self.landmarks_] for K in Xs]
+        else:
+            Qs = [_gram(get_kernel(k, **kp), X, L) for X, L, k, kp in zip(Xs, self.landmark_views_, kernels, params)]
+        if self.nystrom_:
+            Qs = [Q @ W for Q, W in zip(Qs, self.nystrom_factors_)]
+        return np.stack(Qs)
 
     # -- fit / predict core
     def _fit_targets(self, Xs, Y):
@@ -794,12 +708,12 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
         self.g_ = stack("g")
         self.weights_ = stack("w")
         self.block_norms_ = (
-            _np_group_norms(results[0]["A"], V) if single
-            else np.stack([_np_group_norms(r["A"], V) for r in results])
+            _group_norms(results[0]["A"], V) if single
+            else np.stack([_group_norms(r["A"], V) for r in results])
         )
         self.fit_traces_ = [
             FitTrace(
-                estimates={"weights": np.asarray(r["w"]), "block_norms": _np_group_norms(r["A"], V)},
+                estimates={"weights": np.asarray(r["w"]), "block_norms": _group_norms(r["A"], V)},
                 traces={"objective": r["objective"], "step_size": r["step_size"]},
                 converged=r["converged"],
                 method=f"MVML ({self.metric}, {'Nyström p=%d' % self.n_landmarks_ if self.nystrom_ else 'full'})",
@@ -822,9 +736,8 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
         Xs = self._validate_predict(Xs)
         Ut = self._test_features(Xs)
         V, _, q = Ut.shape
-        G = jnp.asarray(self.g_).reshape(-1, V, q)
-        W = jnp.asarray(self.weights_).reshape(-1, V)
-        return np.asarray(_scores(Ut, G, W))
+        G = np.asarray(self.g_).reshape(-1, V, q) * np.asarray(self.weights_).reshape(-1, V)[:, :, None]
+        return sum(Ut[v] @ G[:, v, :].T for v in range(V))  # Σ_v w_v U_test_v g_v per output
 
     def plot_metric(self, ax=None, output=0, view_names=None, log=True):
         """Plot the learned metric's block structure (|Ã|, view-pair grid; the paper's Figure 3)."""

@@ -12,8 +12,9 @@ default 900 s); ``--skip-slow-peer`` skips it on the all-views full row and cite
 measurement instead. Both processes use the same BLAS thread count (``--blas-threads``,
 default 1: on a shared, oversubscribed machine multi-threaded OpenBLAS is pathologically slow).
 
-bayesmv times: ``cold`` = first fit in this process for that shape (includes JAX compilation),
-``warm`` = a second, identical fit. Run: ``python benchmarks/mvml_vs_peer.py [--quick]``.
+bayesmv times: ``cold`` = first fit in this process for that shape (MVML runs on NumPy/SciPy, so
+there is no JAX compilation to pay; any one-off cost would show here), ``warm`` = a second,
+identical fit. The speed-up target is judged on ``cold``. Run: ``python benchmarks/mvml_vs_peer.py [--quick]``.
 """
 
 from __future__ import annotations
@@ -173,7 +174,8 @@ def main():
     big_txt = f"; 6-view full n=1000: {big[0]['cold']:.1f} s cold ({'<' if big[0]['cold'] < 60 else '>='} 60 s)" \
         if big else ""
     print(f"SUMMARY mvml_vs_peer: accuracy within 1 pt of the peer in every row: {ok_acc}; "
-          f"min speed-up {min_cold:.1f}x cold (incl. JIT compile) / {min_warm:.1f}x warm{big_txt}")
+          f"min speed-up {min_cold:.1f}x cold (first fit; target >= 10x: {min_cold >= 10}) / "
+          f"{min_warm:.1f}x warm{big_txt}")
 
 if __name__ == "__main__":
     main()

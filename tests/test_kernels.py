@@ -42,6 +42,29 @@ def test_kernels_keep_float32_and_jit(ours, ref, params):
     np.testing.assert_allclose(np.asarray(out), ref(X, Y, **params), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("ours, ref, params", SKLEARN_PAIRS + [(K.jaccard_kernel, None, {})])
+def test_numpy_inputs_stay_on_numpy_and_agree_with_jax_inputs(ours, ref, params):
+    """The namespace follows the inputs: NumPy in gives a NumPy array (eager, nothing compiled),
+    JAX in gives a JAX array; both give the same values and keep float32."""
+    host = ours(X, Y, **params)
+    device = ours(jnp.asarray(X), jnp.asarray(Y), **params)
+    assert type(host) is np.ndarray and isinstance(device, jax.Array)
+    np.testing.assert_allclose(host, np.asarray(device), rtol=0, atol=1e-12)
+    assert ours(X.astype(np.float32), **params).dtype == np.float32
+    assert type(ours(X.tolist(), **params)) is np.ndarray  # nested lists count as host data
+
+
+def test_nystrom_factors_follow_the_input_namespace():
+    Xs = [X, RNG.random((17, 3))]
+    host = K.block_nystrom(Xs, "rbf", 5, seed=2)
+    device = K.block_nystrom([jnp.asarray(Z) for Z in Xs], "rbf", 5, seed=2)
+    for h, d in zip(host.factors, device.factors):
+        assert type(h.U) is np.ndarray and isinstance(d.U, jax.Array)
+        np.testing.assert_allclose(h.U, np.asarray(d.U), atol=1e-10)
+        np.testing.assert_allclose(h.W_pinv_sqrt, np.asarray(d.W_pinv_sqrt), atol=1e-8)
+    assert type(host.transform(Xs)[0]) is np.ndarray
+
+
 def test_cosine_zero_vector_like_sklearn():
     Z = np.vstack([np.zeros(6), X[:3]])
     np.testing.assert_allclose(np.asarray(K.cosine_kernel(Z)), skp.cosine_similarity(Z), atol=1e-12)

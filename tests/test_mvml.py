@@ -2,10 +2,13 @@
 against an independent implementation of eqs. (7)–(9), monotone objective, block sparsity,
 the Nyström test extension, precomputed kernels, several views, errors."""
 
+import logging
+
 import matplotlib
 
 matplotlib.use("Agg")
 
+import jax
 import numpy as np
 import pytest
 import scipy.linalg as sla
@@ -300,3 +303,33 @@ def test_bad_labels_and_predict_shapes():
         m.predict([Xs[0][:, :-1], Xs[1]])
     with pytest.raises(ValueError, match="views"):
         m.predict(Xs + [Xs[0]])
+
+
+class _CompileLog(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.compiles = []
+
+    def emit(self, record):
+        if record.getMessage().startswith("Compiling"):
+            self.compiles.append(record.getMessage())
+
+
+def test_fit_and_predict_compile_no_xla_program():
+    """Issue #4 times the first fit in a fresh process, so MVML runs on NumPy/SciPy: a fit and a
+    prediction on shapes never seen before compile nothing (JAX's compile log stays silent)."""
+    log = _CompileLog()
+    logger = logging.getLogger("jax")
+    logger.addHandler(log)
+    try:
+        with jax.log_compiles(True):
+            jax.jit(lambda a: a * 2.0)(np.ones(13))  # the log does see a compile
+            assert len(log.compiles) == 1
+            Xs, y = _data(n=37, n_views=3, seed=5)
+            for nystrom in (1.0, 0.5):
+                for metric in ("learn", "sparse", "cov"):
+                    model = MVMLClassifier(nystrom=nystrom, metric=metric, learn_weights=True).fit(Xs, y)
+                    model.predict(Xs)
+    finally:
+        logger.removeHandler(log)
+    assert log.compiles[1:] == []

@@ -4,6 +4,8 @@ A kernel matrix ``K`` is approximated as ``Q W^+ Q' = U U'`` with ``Q = K[:, S]`
 ``W = K[S, S]`` for ``p`` landmark samples ``S`` chosen by a seeded random ordering, and
 ``U = Q (W^+)^{1/2}``. Test rows extend the approximation as ``K_test ≈ Q_test (W^+)^{1/2} U'``,
 i.e. test features ``U_test = Q_test (W^+)^{1/2}``. With ``p = n`` the approximation is exact.
+As for the pairwise kernels, NumPy inputs are computed with NumPy and JAX inputs with
+``jax.numpy``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from .pairwise import get_kernel
+from .pairwise import array_namespace, get_kernel
 
 __all__ = [
     "BlockNystrom",
@@ -50,13 +52,14 @@ def n_landmarks(nystrom, n_samples: int) -> int:
 
 def pinv_sqrt(W, rcond=None):
     """``(W^+)^{1/2}`` of a symmetric PSD matrix by eigen-decomposition (small eigenvalues dropped)."""
-    W = jnp.asarray(W)
+    xp = array_namespace(W)
+    W = xp.asarray(W)
     W = 0.5 * (W + W.T)
-    evals, evecs = jnp.linalg.eigh(W)
+    evals, evecs = xp.linalg.eigh(W)
     if rcond is None:
-        rcond = W.shape[0] * jnp.finfo(W.dtype).eps
-    keep = evals > rcond * jnp.max(jnp.abs(evals))
-    inv_sqrt = jnp.where(keep, 1.0 / jnp.sqrt(jnp.where(keep, evals, 1.0)), 0.0)
+        rcond = W.shape[0] * xp.finfo(W.dtype).eps
+    keep = evals > rcond * xp.max(xp.abs(evals))
+    inv_sqrt = xp.where(keep, 1.0 / xp.sqrt(xp.where(keep, evals, 1.0)), 0.0)
     return (evecs * inv_sqrt[None, :]) @ evecs.T
 
 
@@ -64,13 +67,13 @@ class NystromFactors(NamedTuple):
     """Nyström factors of one kernel: ``K ≈ U U'``."""
 
     landmarks: np.ndarray  # indices S of the p landmark samples
-    W_pinv_sqrt: jnp.ndarray  # (p, p): (K[S, S]^+)^{1/2}
-    U: jnp.ndarray  # (n, p)
+    W_pinv_sqrt: np.ndarray | jnp.ndarray  # (p, p): (K[S, S]^+)^{1/2}
+    U: np.ndarray | jnp.ndarray  # (n, p)
 
 
 def nystrom_from_columns(Q, landmarks, rcond=None) -> NystromFactors:
     """Factors from the kernel columns ``Q = K[:, landmarks]`` (shape ``(n, p)``)."""
-    Q = jnp.asarray(Q)
+    Q = array_namespace(Q).asarray(Q)
     landmarks = np.asarray(landmarks)
     W_pinv_sqrt = pinv_sqrt(Q[landmarks], rcond)
     return NystromFactors(landmarks, W_pinv_sqrt, Q @ W_pinv_sqrt)
@@ -78,12 +81,12 @@ def nystrom_from_columns(Q, landmarks, rcond=None) -> NystromFactors:
 
 def nystrom_transform(Q_test, factors: NystromFactors):
     """Test-time extension (MVML §3.5): ``U_test = Q_test (W^+)^{1/2}`` so ``K_test ≈ U_test U'``."""
-    return jnp.asarray(Q_test) @ factors.W_pinv_sqrt
+    return array_namespace(Q_test).asarray(Q_test) @ factors.W_pinv_sqrt
 
 
 def nystrom(X, kernel="rbf", n_components=1.0, seed=0, **kernel_params) -> NystromFactors:
     """Nyström factors of ``kernel`` on ``X`` with ``n_components`` landmarks (fraction or count)."""
-    X = jnp.asarray(X)
+    X = array_namespace(X).asarray(X)
     p = n_landmarks(n_components, X.shape[0])
     landmarks = nystrom_ordering(X.shape[0], seed)[:p]
     k = get_kernel(kernel, **kernel_params)
@@ -108,7 +111,7 @@ class BlockNystrom(NamedTuple):
         if self.kernels[0] is None:
             raise ValueError("this BlockNystrom was built from precomputed kernels; use transform_columns")
         return [
-            nystrom_transform(k(jnp.asarray(X), L), f)
+            nystrom_transform(k(X, L), f)
             for X, k, L, f in zip(Xs, self.kernels, self.landmark_views, self.factors)
         ]
 
@@ -128,13 +131,13 @@ def block_nystrom(Xs, kernels="rbf", n_components=1.0, seed=0, kernel_params=Non
     p = n_landmarks(n_components, n)
     landmarks = nystrom_ordering(n, seed)[:p]
     if precomputed:
-        factors = [nystrom_from_columns(jnp.asarray(K)[:, landmarks], landmarks) for K in Xs]
+        factors = [nystrom_from_columns(array_namespace(K).asarray(K)[:, landmarks], landmarks) for K in Xs]
         return BlockNystrom(landmarks, factors, [None] * V, [None] * V)
     kernels = list(kernels) if isinstance(kernels, (list, tuple)) else [kernels] * V
     kernel_params = kernel_params or {}
     params = list(kernel_params) if isinstance(kernel_params, (list, tuple)) else [kernel_params] * V
     bound = [get_kernel(k, **(kp or {})) for k, kp in zip(kernels, params)]
-    views = [jnp.asarray(X) for X in Xs]
+    views = [array_namespace(X).asarray(X) for X in Xs]
     marks = [X[landmarks] for X in views]
     factors = [nystrom_from_columns(k(X, L), landmarks) for k, X, L in zip(bound, views, marks)]
     return BlockNystrom(landmarks, factors, bound, marks)

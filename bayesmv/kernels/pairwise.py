@@ -1,10 +1,14 @@
-"""Scalar pairwise kernels in JAX.
+"""Scalar pairwise kernels, written once for NumPy and JAX.
 
 Every kernel takes ``X`` of shape ``(n, d)`` and optionally ``Y`` of shape ``(m, d)`` and
 returns the ``(n, m)`` Gram matrix in the inputs' floating dtype (float32 stays float32,
 float64 stays float64). Parameters and defaults follow ``sklearn.metrics.pairwise``:
 ``gamma=None`` means ``1 / n_features`` for the polynomial, RBF and Laplacian kernels.
-All functions are pure and jit-able (``gamma``, ``degree`` and ``coef0`` are plain numbers).
+
+The array namespace follows the inputs (as scikit-learn's array-API support does): JAX
+arrays and tracers are computed with ``jax.numpy`` (pure, jit-able, vmappable; ``gamma``,
+``degree`` and ``coef0`` are plain numbers), NumPy arrays and nested lists with NumPy, so
+host-side solvers get their Gram matrices eagerly with nothing to compile.
 """
 
 from __future__ import annotations
@@ -39,6 +43,11 @@ def _is_traced(A):
     return isinstance(A, jax.core.Tracer)
 
 
+def array_namespace(*arrays):
+    """``jax.numpy`` if any argument is a JAX array or tracer, else ``numpy``."""
+    return jnp if any(isinstance(a, jax.Array) for a in arrays) else np
+
+
 def _check_input(A, name):
     """Shape/dtype checks (static, also under ``jit``) and a finiteness check on concrete inputs,
     so that bad data gives a ``ValueError``/``TypeError`` naming ``X``/``Y``, not a NaN Gram."""
@@ -58,15 +67,17 @@ def _check_input(A, name):
 
 
 def _as_pair(X, Y):
-    X = jnp.asarray(_check_input(X, "X"))
-    if not jnp.issubdtype(X.dtype, jnp.floating):
+    """Checked ``(X, Y, xp)``: ``Y = X`` when ``None``, a common floating dtype, the namespace ``xp``."""
+    xp = array_namespace(X, Y)
+    X = xp.asarray(_check_input(X, "X"))
+    if not xp.issubdtype(X.dtype, xp.floating):
         X = X.astype(jnp.result_type(float))
     if Y is None:
-        return X, X
-    Y = jnp.asarray(_check_input(Y, "Y"), dtype=X.dtype)
+        return X, X, xp
+    Y = xp.asarray(_check_input(Y, "Y"), dtype=X.dtype)
     if Y.shape[1] != X.shape[1]:
         raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}; they must match")
-    return X, Y
+    return X, Y, xp
 
 
 def _default_gamma(gamma, X):
@@ -79,62 +90,63 @@ def _default_gamma(gamma, X):
 
 def squared_euclidean_distances(X, Y=None):
     """Matrix of ``||x_i - y_j||^2`` via the expansion ``|x|^2 + |y|^2 - 2 x.y``, clipped at 0."""
-    X, Y = _as_pair(X, Y)
-    xx = jnp.sum(X * X, axis=1)[:, None]
-    yy = jnp.sum(Y * Y, axis=1)[None, :]
-    return jnp.maximum(xx + yy - 2.0 * X @ Y.T, 0.0)
+    X, Y, xp = _as_pair(X, Y)
+    xx = xp.sum(X * X, axis=1)[:, None]
+    yy = xp.sum(Y * Y, axis=1)[None, :]
+    return xp.maximum(xx + yy - 2.0 * X @ Y.T, 0.0)
 
 
 def linear_kernel(X, Y=None):
     """``k(x, y) = x.y``."""
-    X, Y = _as_pair(X, Y)
+    X, Y, _ = _as_pair(X, Y)
     return X @ Y.T
 
 
 def polynomial_kernel(X, Y=None, degree=3, gamma=None, coef0=1.0):
     """``k(x, y) = (gamma x.y + coef0)^degree``."""
-    X, Y = _as_pair(X, Y)
+    X, Y, _ = _as_pair(X, Y)
     return (_default_gamma(gamma, X) * (X @ Y.T) + coef0) ** degree
 
 
 def rbf_kernel(X, Y=None, gamma=None):
     """Gaussian kernel ``exp(-gamma ||x - y||^2)``."""
-    X, Y = _as_pair(X, Y)
-    return jnp.exp(-_default_gamma(gamma, X) * squared_euclidean_distances(X, Y))
+    X, Y, xp = _as_pair(X, Y)
+    return xp.exp(-_default_gamma(gamma, X) * squared_euclidean_distances(X, Y))
 
 
-def _l1_distances(X, Y):
-    return jnp.sum(jnp.abs(X[:, None, :] - Y[None, :, :]), axis=-1)
+def _l1_distances(X, Y, xp):
+    return xp.sum(xp.abs(X[:, None, :] - Y[None, :, :]), axis=-1)
 
 
 def laplacian_kernel(X, Y=None, gamma=None):
     """Laplacian kernel ``exp(-gamma ||x - y||_1)``."""
-    X, Y = _as_pair(X, Y)
-    return jnp.exp(-_default_gamma(gamma, X) * _l1_distances(X, Y))
+    X, Y, xp = _as_pair(X, Y)
+    return xp.exp(-_default_gamma(gamma, X) * _l1_distances(X, Y, xp))
 
 
 def additive_chi2_kernel(X, Y=None):
     """``k(x, y) = -sum_i (x_i - y_i)^2 / (x_i + y_i)`` for non-negative data (0/0 terms are 0)."""
-    X, Y = _as_pair(X, Y)
+    X, Y, xp = _as_pair(X, Y)
     diff = X[:, None, :] - Y[None, :, :]
     total = X[:, None, :] + Y[None, :, :]
-    safe = jnp.where(total > 0, total, 1.0)
-    return -jnp.sum(jnp.where(total > 0, diff * diff / safe, 0.0), axis=-1)
+    safe = xp.where(total > 0, total, 1.0)
+    return -xp.sum(xp.where(total > 0, diff * diff / safe, 0.0), axis=-1)
 
 
 def chi2_kernel(X, Y=None, gamma=1.0):
     """Exponential chi-squared kernel ``exp(gamma * additive_chi2(x, y))``."""
     _default_gamma(gamma, None)
-    return jnp.exp(gamma * additive_chi2_kernel(X, Y))
+    K = additive_chi2_kernel(X, Y)
+    return array_namespace(K).exp(gamma * K)
 
 
 def cosine_kernel(X, Y=None):
     """Cosine similarity ``x.y / (|x| |y|)``; zero vectors give 0 (as scikit-learn)."""
-    X, Y = _as_pair(X, Y)
+    X, Y, xp = _as_pair(X, Y)
 
     def unit(Z):
-        norm = jnp.linalg.norm(Z, axis=1, keepdims=True)
-        return Z / jnp.where(norm > 0, norm, 1.0)
+        norm = xp.linalg.norm(Z, axis=1, keepdims=True)
+        return Z / xp.where(norm > 0, norm, 1.0)
 
     return unit(X) @ unit(Y).T
 
@@ -145,12 +157,12 @@ def jaccard_kernel(X, Y=None):
     Non-zero entries count as 1. Two all-zero rows have similarity 1 (``1 - scipy`` Jaccard
     distance), which keeps the Gram matrix positive semi-definite.
     """
-    X, Y = _as_pair(X, Y)
+    X, Y, xp = _as_pair(X, Y)
     Xb = (X != 0).astype(X.dtype)
     Yb = (Y != 0).astype(X.dtype)
     inter = Xb @ Yb.T
-    union = jnp.sum(Xb, 1)[:, None] + jnp.sum(Yb, 1)[None, :] - inter
-    return jnp.where(union > 0, inter / jnp.where(union > 0, union, 1.0), 1.0)
+    union = xp.sum(Xb, 1)[:, None] + xp.sum(Yb, 1)[None, :] - inter
+    return xp.where(union > 0, inter / xp.where(union > 0, union, 1.0), 1.0)
 
 
 KERNELS: dict[str, Callable] = {
@@ -225,6 +237,6 @@ def kernel_matvec(X, V, Y=None, kernel="rbf", block_size=1024, **params):
     ``V`` has shape ``(m,)`` or ``(m, k)``. ``kernel`` is a name, callable or ``Kernel``;
     ``params`` are its parameters.
     """
-    X, Y = _as_pair(X, Y)
+    X, Y, _ = _as_pair(X, Y)
     fn = get_kernel(kernel, **params)
     return _blocked_matvec(X, Y, jnp.asarray(V, dtype=X.dtype), fn, int(block_size))
