@@ -290,7 +290,7 @@ rng = np.random.default_rng(0)
 h = rng.normal(size=({n}, 2))
 y = (np.sum(h**2, 1) > 1.386).astype(int)
 Xs = [h @ rng.normal(size=(2, d)) + 0.3 * rng.normal(size=({n}, d)) for d in (5, 6)]
-MVMLClassifier(nystrom=50, max_iter=1).fit([X[:200] for X in Xs], y[:200])  # JAX warm-up
+MVMLClassifier(nystrom=50, max_iter=1).fit([X[:200] for X in Xs], y[:200])  # warm-up (imports, BLAS threads)
 base = hwm()
 a = MVMLClassifier(nystrom=100, max_iter=2).fit(Xs, y)
 mvml = hwm()
