@@ -81,6 +81,7 @@ __all__ = [
     "knn_graph",
     "mvl_ls_cg",
     "mvl_ls_objective",
+    "mvl_ls_path",
     "mvl_ls_solve",
     "mvl_svm_dual_gram",
     "mvl_svm_solve",
@@ -118,10 +119,30 @@ def between_view_matrix(n_views):
     return m * np.eye(m) - np.ones((m, m))
 
 
-def graph_laplacian(W):
-    """Unnormalised graph Laplacian ``D - W`` of a symmetric non-negative weight matrix (§4.2)."""
-    W = np.asarray(W, dtype=float)
-    return np.diag(W.sum(axis=1)) - W
+def graph_laplacian(W, normalized=False, power=1):
+    """Graph Laplacian of a symmetric non-negative weight matrix (§4.2, eq. 60-64).
+
+    Unnormalised ``L = D - W`` (``a^T L a = sum_{j<k} W_jk (a_j - a_k)^2``; self-loops cancel) or,
+    with ``normalized=True``, the symmetric normalised ``D^{-1/2} (D - W) D^{-1/2}`` of the
+    graph without self-loops (eigenvalues in ``[0, 2]`` whatever the number of points and the
+    degrees; isolated vertices get a zero row). ``power = p`` returns ``L^p`` (iterated
+    Laplacian, still symmetric PSD, so a valid ``M_W`` block of eq. 63)."""
+    W = np.array(W, dtype=float)
+    if W.ndim != 2 or W.shape[0] != W.shape[1]:
+        raise ValueError(f"W must be a square weight matrix, got shape {W.shape}")
+    check_positive("power", power, integer=True)
+    if normalized:
+        np.fill_diagonal(W, 0.0)
+        deg = W.sum(axis=1)
+        s = np.where(deg > 0, 1.0 / np.sqrt(np.where(deg > 0, deg, 1.0)), 0.0)
+        L = np.diag((deg > 0).astype(float)) - s[:, None] * W * s[None, :]
+    else:
+        L = np.diag(W.sum(axis=1)) - W
+    L = 0.5 * (L + L.T)
+    if power > 1:
+        w, V = np.linalg.eigh(L)
+        L = (V * np.clip(w, 0.0, None) ** int(power)) @ V.T
+    return L
 
 
 def knn_graph(K, n_neighbors=10):
@@ -260,6 +281,38 @@ def mvl_ls_solve(Ks, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None, R=None, P
                 AV[:, i] = _push_through_solve(Ps, r[i] * H, lam, YV[:, i:i + 1])[:, 0]
         A = AV @ V.T
     return A.reshape(m, N, d)
+
+
+def mvl_ls_path(Ks, Y, c, gamma_As, gamma_B=0.0, gamma_W=0.0, Ls=None, Ps=None):
+    """MVL-LS coefficients (Theorem 10, ``R = I``) for several ``gamma_A`` at fixed ``c``,
+    ``gamma_B``, ``gamma_W`` (a regularisation path, e.g. for validation grids).
+
+    The push-through system ``(P H P + l gamma_A I) z = P Y_C`` of ``mvl_ls_solve`` changes with
+    ``gamma_A`` only by the shift, so one ``eigh`` of the symmetric ``P H P = V diag(w) V^T``
+    serves every value: ``z = V diag(1 / (w + l gamma_A)) V^T P Y_C`` and
+    ``a = (Y_C - H P z) / (l gamma_A)``. Returns a list of ``(m, N, d)`` arrays, one per
+    ``gamma_A``, equal to ``mvl_ls_solve`` at each value.
+    """
+    Ks = [np.asarray(K, dtype=float) for K in Ks]
+    m, N = len(Ks), Ks[0].shape[0]
+    Y = np.asarray(Y, dtype=float)
+    Y = Y[:, None] if Y.ndim == 1 else Y
+    l, d = Y.shape
+    gamma_As = [check_positive("gamma_A", float(g)) for g in np.atleast_1d(gamma_As)]
+    Ls = [np.zeros((N, N))] * m if Ls is None else Ls
+    Ps = [psd_sqrt(K) for K in Ks] if Ps is None else Ps
+    H = _ls_operator(c, l, Ls, gamma_B, gamma_W)
+    PHP = _block_apply(Ps, H)
+    w, V = np.linalg.eigh(0.5 * (PHP + PHP.T))
+    w = np.clip(w, 0.0, None)  # P H P is PSD; round-off negatives would only perturb the shift
+    Yc = _targets_c(Y, c, N)
+    VtPY = V.T @ _pblock(Ps, Yc)
+    out = []
+    for gA in gamma_As:
+        lam = l * gA
+        z = V @ (VtPY / (w + lam)[:, None])
+        out.append(((Yc - H @ _pblock(Ps, z)) / lam).reshape(m, N, d))
+    return out
 
 
 class _FixedManifoldLS:
@@ -773,6 +826,9 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
         check_positive("cg_max_iter", self.cg_max_iter, integer=True)
         if self.graph not in ("kernel", "knn"):
             raise ValueError(f"graph={self.graph!r}; use 'kernel' (kernel weights, §7.1) or 'knn'")
+        if self.laplacian not in ("unnormalized", "normalized"):
+            raise ValueError(f"laplacian={self.laplacian!r}; use 'unnormalized' (D - W) or 'normalized'")
+        check_positive("laplacian_power", self.laplacian_power, integer=True)
         if self.solver not in ("auto", "dense", "cg"):
             raise ValueError(f"solver={self.solver!r}; use 'auto', 'dense' or 'cg'")
 
@@ -826,6 +882,10 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
         self.X_fit_ = views
         return views, DiagonalMultiViewKernel(tuple(bound))
 
+    def _plain_kernel_graph(self):
+        """The matrix-free CG path supports only the §7.1 default ``L^v = D^v - K^v``."""
+        return self.graph == "kernel" and self.laplacian == "unnormalized" and self.laplacian_power == 1
+
     def _combination(self, m):
         if self.c is None:
             return np.full(m, 1.0 / m)
@@ -850,12 +910,13 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
         self.n_labeled_ = l
         self.n_unlabeled_ = N - l
         use_cg = self.solver == "cg" or (self.solver == "auto" and gkernel is not None and N * m > 6000
-                                         and loss == "squared" and self.graph == "kernel"
+                                         and loss == "squared" and self._plain_kernel_graph()
                                          and not self.optimize_c)
         if use_cg:
-            if gkernel is None or loss != "squared" or self.graph != "kernel" or self.optimize_c:
+            if gkernel is None or loss != "squared" or not self._plain_kernel_graph() or self.optimize_c:
                 raise ValueError("solver='cg' needs real kernels (not 'precomputed'), loss='squared', "
-                                 "graph='kernel' and optimize_c=False")
+                                 "graph='kernel' with laplacian='unnormalized', laplacian_power=1, "
+                                 "and optimize_c=False")
             A, k, res = mvl_ls_cg(self.kernels_, data, Y, c, self.gamma_A, self.gamma_B,
                                   self.gamma_W, tol=self.cg_tol, max_iter=self.cg_max_iter)
             if not np.all(np.isfinite(A)):
@@ -874,7 +935,9 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
                 raise ValueError(f"the Gram matrix of view {v} contains NaN/inf")
         Ls = None
         if self.gamma_W:
-            Ls = [graph_laplacian(knn_graph(K, self.n_neighbors) if self.graph == "knn" else K) for K in Ks]
+            Ls = [graph_laplacian(knn_graph(K, self.n_neighbors) if self.graph == "knn" else K,
+                                  normalized=self.laplacian == "normalized", power=self.laplacian_power)
+                  for K in Ks]
         Ps = [psd_sqrt(K) for K in Ks]
         if loss == "squared":
             objs, cs = [], []
@@ -979,14 +1042,22 @@ class MVLRegressor(RegressorMixin, _MVLBase):
     optimize_c : bool
         Alternating minimisation over ``f`` and ``c`` on the sphere (MVL-LS-optC, §6).
     graph : {"kernel", "knn"}
-        Within-view graph weights: the Gram matrices (§7.1) or their symmetric k-NN sparsification.
+        Within-view graph weights: the Gram matrices (§7.1) or their symmetric k-NN sparsification
+        (``n_neighbors``), per view, over the labelled and unlabelled training points.
+    laplacian : {"unnormalized", "normalized"}
+        ``D - W`` (§4.2) or the symmetric normalised ``D^{-1/2} (D - W) D^{-1/2}`` (scale-free:
+        spectrum in ``[0, 2]`` whatever the number of points, so one ``gamma_W`` grid fits all
+        training-set sizes).
+    laplacian_power : int
+        Use ``L^p`` per view (iterated Laplacian).
     solver : {"auto", "dense", "cg"}
         Dense push-through Cholesky or matrix-free CG (``auto``: CG when ``m N > 6000``).
     """
 
     def __init__(self, kernel="rbf", kernel_params=None, gamma_A=1e-5, gamma_B=1e-6, gamma_W=1e-6, c=None,
                  optimize_c=False, graph="kernel", n_neighbors=10, max_iter=20, tol=1e-4, solver="auto",
-                 cg_tol=1e-8, cg_max_iter=5000):
+                 cg_tol=1e-8, cg_max_iter=5000, laplacian="unnormalized",
+                 laplacian_power=1):
         self.kernel = kernel
         self.kernel_params = kernel_params
         self.gamma_A = gamma_A
@@ -996,6 +1067,8 @@ class MVLRegressor(RegressorMixin, _MVLBase):
         self.optimize_c = optimize_c
         self.graph = graph
         self.n_neighbors = n_neighbors
+        self.laplacian = laplacian
+        self.laplacian_power = laplacian_power
         self.max_iter = max_iter
         self.tol = tol
         self.solver = solver
@@ -1038,7 +1111,8 @@ class MVLClassifier(ClassifierMixin, _MVLBase):
 
     def __init__(self, kernel="rbf", kernel_params=None, loss="squared", gamma_A=1e-5, gamma_B=1e-6,
                  gamma_W=1e-6, c=None, optimize_c=False, graph="kernel", n_neighbors=10, max_iter=20,
-                 tol=1e-4, solver="auto", cg_tol=1e-8, cg_max_iter=5000, qp_tol=1e-7, qp_max_iter=500):
+                 tol=1e-4, solver="auto", cg_tol=1e-8, cg_max_iter=5000, qp_tol=1e-7, qp_max_iter=500,
+                 laplacian="unnormalized", laplacian_power=1):
         self.kernel = kernel
         self.kernel_params = kernel_params
         self.loss = loss
@@ -1049,6 +1123,8 @@ class MVLClassifier(ClassifierMixin, _MVLBase):
         self.optimize_c = optimize_c
         self.graph = graph
         self.n_neighbors = n_neighbors
+        self.laplacian = laplacian
+        self.laplacian_power = laplacian_power
         self.max_iter = max_iter
         self.tol = tol
         self.solver = solver

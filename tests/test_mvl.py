@@ -20,6 +20,7 @@ from bayesmv.mvl import (
     knn_graph,
     mvl_ls_cg,
     mvl_ls_objective,
+    mvl_ls_path,
     mvl_ls_solve,
     mvl_svm_solve,
     psd_sqrt,
@@ -318,3 +319,71 @@ def test_optc_woodbury_solver_matches_direct():
     for _ in range(3):
         c = rng.normal(size=3)
         np.testing.assert_allclose(fixed.solve(c, Y), mvl_ls_solve(Ks, Y, c, 0.1, 0.05, 0.02, Ls), atol=1e-10)
+
+
+def test_manifold_terms_match_pairwise_definitions():
+    """gamma_B / gamma_W terms of the objective equal the sums (58) and (64) written out pairwise,
+    with no hidden 1/(u+l)^2 factors, for the unnormalised, normalised and squared Laplacians."""
+    rng, _, Ks = _toy(n=8, m=3, seed=11)
+    m, N, d, l = 3, 8, 2, 5
+    A = rng.normal(size=(m, N, d))
+    Y = rng.normal(size=(l, d))
+    c = np.array([0.2, 0.5, 0.3])
+    F = np.stack([K @ A[v] for v, K in enumerate(Ks)])
+    base = mvl_ls_objective(Ks, Y, c, A, 0.1)
+    between = sum(np.sum((F[j, i] - F[k, i]) ** 2) for i in range(N) for j in range(m) for k in range(j + 1, m))
+    np.testing.assert_allclose(mvl_ls_objective(Ks, Y, c, A, 0.1, gamma_B=0.3) - base, 0.3 * between, rtol=1e-10)
+    Ws = [knn_graph(K, 3) for K in Ks]
+    within = sum(Ws[v][j, k] * np.sum((F[v, j] - F[v, k]) ** 2)
+                 for v in range(m) for j in range(N) for k in range(j + 1, N))
+    Ls = [graph_laplacian(W) for W in Ws]
+    np.testing.assert_allclose(mvl_ls_objective(Ks, Y, c, A, 0.1, gamma_W=0.7, Ls=Ls) - base, 0.7 * within,
+                               rtol=1e-10)
+    # normalised: sum_{j<k} W_jk (f_j / sqrt(d_j) - f_k / sqrt(d_k))^2, spectrum in [0, 2]
+    deg = [W.sum(1) for W in Ws]
+    within_n = sum(Ws[v][j, k] * np.sum((F[v, j] / np.sqrt(deg[v][j]) - F[v, k] / np.sqrt(deg[v][k])) ** 2)
+                   for v in range(m) for j in range(N) for k in range(j + 1, N))
+    Ln = [graph_laplacian(W, normalized=True) for W in Ws]
+    np.testing.assert_allclose(mvl_ls_objective(Ks, Y, c, A, 0.1, gamma_W=0.7, Ls=Ln) - base, 0.7 * within_n,
+                               rtol=1e-10)
+    for L, D in zip(Ln, deg):
+        w = np.linalg.eigvalsh(L)
+        assert w.min() > -1e-12 and w.max() < 2 + 1e-12
+        np.testing.assert_allclose(L @ np.sqrt(D), 0.0, atol=1e-12)  # null vector D^{1/2} 1
+    # self-loops do not enter the normalised Laplacian; power p is the matrix power
+    np.testing.assert_allclose(graph_laplacian(Ks[0], normalized=True),
+                               graph_laplacian(Ks[0] - np.diag(np.diag(Ks[0])), normalized=True), atol=1e-14)
+    np.testing.assert_allclose(graph_laplacian(Ws[0], normalized=True, power=2), Ln[0] @ Ln[0], atol=1e-12)
+
+
+@pytest.mark.parametrize("laplacian,power", [("unnormalized", 1), ("normalized", 1), ("normalized", 2)])
+def test_estimator_laplacian_options_match_solver(laplacian, power):
+    """graph/laplacian/laplacian_power of the estimator build M_W = blockdiag(L^v) exactly as
+    graph_laplacian(knn_graph(K^v)) and the fit is the Theorem 10 solution with those L^v."""
+    rng, _, Ks = _toy(n=14, m=3, seed=12)
+    y = np.array(list("abc") * 3 + ["a"])
+    Ls = [graph_laplacian(knn_graph(K, 4), normalized=laplacian == "normalized", power=power) for K in Ks]
+    clf = MVLClassifier(kernel="precomputed", gamma_A=1e-2, gamma_B=1e-3, gamma_W=3e-2, graph="knn",
+                        n_neighbors=4, laplacian=laplacian, laplacian_power=power).fit(Ks, y)
+    Y = np.where(y[:, None] == np.array(["a", "b", "c"])[None], 1.0, -1.0)
+    A = mvl_ls_solve(Ks, Y, np.full(3, 1 / 3), 1e-2, 1e-3, 3e-2, Ls)
+    np.testing.assert_allclose(clf.dual_coef_, A, atol=1e-10)
+    ref = _dense_eq13(Ks, Ls, Y, np.full(3, 1 / 3), 1e-2, 1e-3, 3e-2, np.eye(3))
+    np.testing.assert_allclose(A, ref, atol=1e-9)
+    with pytest.raises(ValueError, match="laplacian"):
+        MVLClassifier(kernel="precomputed", laplacian="sym").fit(Ks, y)
+    with pytest.raises(ValueError, match="laplacian_power"):
+        MVLClassifier(kernel="precomputed", laplacian_power=0).fit(Ks, y)
+
+
+def test_ls_path_equals_solve_at_each_gamma_A():
+    """One eigh of P H P gives the Theorem 10 solution for every gamma_A (regularisation path)."""
+    rng, _, Ks = _toy(n=12, m=3, seed=13)
+    Ls = [graph_laplacian(knn_graph(K, 3), normalized=True) for K in Ks]
+    Y = rng.normal(size=(7, 2))
+    c = np.array([0.5, 0.2, 0.3])
+    gAs = [1e-4, 3e-3, 0.2]
+    path = mvl_ls_path(Ks, Y, c, gAs, 1e-3, 5e-2, Ls)
+    for gA, A in zip(gAs, path):
+        np.testing.assert_allclose(A, mvl_ls_solve(Ks, Y, c, gA, 1e-3, 5e-2, Ls), rtol=1e-7, atol=1e-7)
+        np.testing.assert_allclose(A, _dense_eq13(Ks, Ls, Y, c, gA, 1e-3, 5e-2, np.eye(2)), rtol=1e-6, atol=1e-6)
