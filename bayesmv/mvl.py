@@ -238,6 +238,20 @@ def _targets_c(Y, c, N):
 # --------------------------------------------------------------------------------------------
 
 
+def _ls_problem(Ks, Y, c, gamma_B, gamma_W, Ls, Ps):
+    """The pieces of Theorem 10's system shared by ``mvl_ls_solve`` and ``mvl_ls_path``:
+    ``(m, N, l, d, Ps, H, Y_C)`` with ``Ps = psd_sqrt(K^v)`` unless given and zero Laplacians
+    when ``Ls`` is None."""
+    Ks = [np.asarray(K, dtype=float) for K in Ks]
+    m, N = len(Ks), Ks[0].shape[0]
+    Y = np.asarray(Y, dtype=float)
+    Y = Y[:, None] if Y.ndim == 1 else Y
+    l, d = Y.shape
+    Ls = [np.zeros((N, N))] * m if Ls is None else Ls
+    Ps = [psd_sqrt(K) for K in Ks] if Ps is None else Ps
+    return m, N, l, d, Ps, _ls_operator(c, l, Ls, gamma_B, gamma_W), _targets_c(Y, c, N)
+
+
 def mvl_ls_solve(Ks, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None, R=None, Ps=None, PMP=None):
     """MVL-LS coefficients (Theorem 10): solve ``B A R + l gamma_A A = Y_C`` (eq. 67-68).
 
@@ -249,17 +263,7 @@ def mvl_ls_solve(Ks, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None, R=None, P
     ``c``-updates of MVL-LS-optC, only the rank-``l`` term ``P (c c^T ⊗ J) P`` is rebuilt).
     Returns ``A`` of shape ``(m, N, d)`` (``f^v(x) = k^v(x, X) A[v]``).
     """
-    Ks = [np.asarray(K, dtype=float) for K in Ks]
-    m, N = len(Ks), Ks[0].shape[0]
-    Y = np.asarray(Y, dtype=float)
-    if Y.ndim == 1:
-        Y = Y[:, None]
-    l, d = Y.shape
-    if Ls is None:
-        Ls = [np.zeros((N, N))] * m
-    Ps = [psd_sqrt(K) for K in Ks] if Ps is None else Ps
-    H = _ls_operator(c, l, Ls, gamma_B, gamma_W)
-    Yc = _targets_c(Y, c, N)
+    m, N, l, d, Ps, H, Yc = _ls_problem(Ks, Y, c, gamma_B, gamma_W, Ls, Ps)
     lam = l * gamma_A
     if R is None:
         PHP = None
@@ -293,19 +297,11 @@ def mvl_ls_path(Ks, Y, c, gamma_As, gamma_B=0.0, gamma_W=0.0, Ls=None, Ps=None):
     ``a = (Y_C - H P z) / (l gamma_A)``. Returns a list of ``(m, N, d)`` arrays, one per
     ``gamma_A``, equal to ``mvl_ls_solve`` at each value.
     """
-    Ks = [np.asarray(K, dtype=float) for K in Ks]
-    m, N = len(Ks), Ks[0].shape[0]
-    Y = np.asarray(Y, dtype=float)
-    Y = Y[:, None] if Y.ndim == 1 else Y
-    l, d = Y.shape
     gamma_As = [check_positive("gamma_A", float(g)) for g in np.atleast_1d(gamma_As)]
-    Ls = [np.zeros((N, N))] * m if Ls is None else Ls
-    Ps = [psd_sqrt(K) for K in Ks] if Ps is None else Ps
-    H = _ls_operator(c, l, Ls, gamma_B, gamma_W)
+    m, N, l, d, Ps, H, Yc = _ls_problem(Ks, Y, c, gamma_B, gamma_W, Ls, Ps)
     PHP = _block_apply(Ps, H)
     w, V = np.linalg.eigh(0.5 * (PHP + PHP.T))
     w = np.clip(w, 0.0, None)  # P H P is PSD; round-off negatives would only perturb the shift
-    Yc = _targets_c(Y, c, N)
     VtPY = V.T @ _pblock(Ps, Yc)
     out = []
     for gA in gamma_As:

@@ -30,6 +30,7 @@ import numpy as np
 import bayesmv  # noqa: F401  (float64)
 from bayesmv.datasets import make_mkc_toy
 from bayesmv.datasets._generators import MKC_TOY_KERNELS
+from bayesmv.kernels import linear_kernel, rbf_kernel
 from bayesmv.metrics import multiview_are
 from bayesmv.mkc import MKC, knn_complete, mkc_lambda_grid
 
@@ -80,11 +81,10 @@ GROUPS = ((0, 1), (2, 3, 4))  # §6.1.1: "A^(1)=A^(2) and A^(3)=A^(4)=A^(5)"
 
 
 def _row_kernel(Xn, X, kern):
-    """Rows ``k(x_new, x_j)`` (plus the diagonal ``k(x_new, x_new)`` as last column)."""
+    """Rows ``k(x_new, x_j)`` of ``make_mkc_toy``'s kernel (plus ``k(x_new, x_new)`` as last column)."""
     if kern == "linear":
-        return np.hstack([Xn @ X.T, (Xn**2).sum(1)[:, None]])
-    d2 = (Xn**2).sum(1)[:, None] + (X**2).sum(1)[None] - 2.0 * Xn @ X.T
-    return np.hstack([np.exp(-np.maximum(d2, 0.0) / (2.0 * kern**2)), np.ones((len(Xn), 1))])
+        return np.hstack([linear_kernel(Xn, X), (Xn**2).sum(1)[:, None]])
+    return np.hstack([rbf_kernel(Xn, X, gamma=1.0 / (2.0 * kern**2)), np.ones((len(Xn), 1))])
 
 
 def _min_expected_relative_error(R, n_iter=200):

@@ -94,8 +94,8 @@ def make_mkc_toy(name="TOYL", n_samples=100, n_basis=10, seed=0):
 
     Because the two weight groups are independent, a sample whose views 1–2 (or 3–5) are all
     deleted keeps no information on its kernel rows there beyond their distribution; under this
-    reading Table 1's TOYL / TOYLG1 values for 2–3 missing views lie below what any method can
-    reach (``orphan_floor`` in the benchmark). Returns ``(Ks, Xs)``.
+    reading Table 1's TOYL values for 2–3 missing views (mean + sd) and several TOYLG1 means lie
+    below what any method can reach (``orphan_floor`` in the benchmark). Returns ``(Ks, Xs)``.
     """
     if name not in MKC_TOY_KERNELS:
         raise ValueError(f"name must be one of {sorted(MKC_TOY_KERNELS)}, got {name!r}")
