@@ -285,11 +285,11 @@ training split) next to scikit-learn baselines on the concatenated views:
 | M3LAK | `bayesmv.M3LAKClassifier` (Bayesian, posterior predictive probabilities) |
 | MVML learn / sparse / cov / identity | `bayesmv.MVMLClassifier(metric=...)` |
 | MVL-LS, MVL-SVM | `bayesmv.MVLClassifier(loss="squared" / "simplex_hinge")` |
-| SVC, kernel ridge | `sklearn.svm.SVC(probability=True)`, `sklearn.kernel_ridge.KernelRidge` on ±1 targets |
+| SVC, kernel ridge | `sklearn.svm.SVC` with Platt scaling (`CalibratedClassifierCV(method="sigmoid", ensemble=False)`), `sklearn.kernel_ridge.KernelRidge` on ±1 targets |
 
 The Brier score uses `predict_proba` where an estimator has one (M3LAK, SVC); for the others it uses
 `clip((f + 1)/2, 0, 1)` of the decision value `f` (the methods fit ±1 targets) — a crude score, not a
-calibrated probability. Fit times are wall-clock on a shared, loaded 2-core machine and include JAX
+calibrated probability. Fit times are wall-clock on the project's 2-core machine and include JAX
 compilation (the first fit of a shape compiles).""",
     "md:" + PARAMS_NOTE,
     """
@@ -310,6 +310,7 @@ import warnings
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from sklearn.calibration import CalibratedClassifierCV
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics import accuracy_score, brier_score_loss
 from sklearn.svm import SVC
@@ -334,7 +335,8 @@ def methods(gammas):
     out["MVL-LS"] = (lambda: bayesmv.MVLClassifier(loss="squared", kernel="rbf", kernel_params=gammas), "views")
     out["MVL-SVM"] = (lambda: bayesmv.MVLClassifier(loss="simplex_hinge", kernel="rbf", kernel_params=gammas), "views")
     g = 1.0 / sum(1.0 / p["gamma"] for p in gammas)
-    out["SVC (concat)"] = (lambda: SVC(kernel="rbf", gamma=g, C=1.0, probability=True, random_state=0), "concat")
+    out["SVC (concat)"] = (lambda: CalibratedClassifierCV(SVC(kernel="rbf", gamma=g, C=1.0), method="sigmoid",
+                                                          ensemble=False), "concat")
     out["KernelRidge (concat)"] = (lambda: KernelRidge(kernel="rbf", gamma=g, alpha=0.1), "ridge")
     return out
 """,
