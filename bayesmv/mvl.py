@@ -88,6 +88,7 @@ __all__ = [
     "psd_sqrt",
     "simplex_coding",
     "sphere_lstsq",
+    "view_laplacians",
 ]
 
 
@@ -161,6 +162,14 @@ def knn_graph(K, n_neighbors=10):
     W = np.maximum(W, W.T)
     np.fill_diagonal(W, 0.0)
     return W
+
+
+def view_laplacians(Ks, graph="kernel", n_neighbors=10, laplacian="unnormalized", power=1):
+    """Within-view Laplacians (``M_W`` blocks, eq. 63), one per view, from its Gram matrix: the
+    Gram itself as weights (``graph="kernel"``, §7.1) or its symmetric k-NN sparsification
+    (``"knn"``), unnormalised ``D - W`` or ``laplacian="normalized"``, to the power ``power``."""
+    return [graph_laplacian(knn_graph(K, n_neighbors) if graph == "knn" else K,
+                            normalized=laplacian == "normalized", power=power) for K in Ks]
 
 
 def psd_sqrt(K):
@@ -931,9 +940,7 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
                 raise ValueError(f"the Gram matrix of view {v} contains NaN/inf")
         Ls = None
         if self.gamma_W:
-            Ls = [graph_laplacian(knn_graph(K, self.n_neighbors) if self.graph == "knn" else K,
-                                  normalized=self.laplacian == "normalized", power=self.laplacian_power)
-                  for K in Ks]
+            Ls = view_laplacians(Ks, self.graph, self.n_neighbors, self.laplacian, self.laplacian_power)
         Ps = [psd_sqrt(K) for K in Ks]
         if loss == "squared":
             objs, cs = [], []

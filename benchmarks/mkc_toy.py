@@ -28,9 +28,7 @@ import time
 import numpy as np
 
 import bayesmv  # noqa: F401  (float64)
-from bayesmv.datasets import make_mkc_toy
-from bayesmv.datasets._generators import MKC_TOY_KERNELS
-from bayesmv.kernels import linear_kernel, rbf_kernel
+from bayesmv.datasets import MKC_TOY_GROUPS, MKC_TOY_KERNELS, make_mkc_toy, mkc_toy_kernel, mkc_toy_weights
 from bayesmv.metrics import multiview_are
 from bayesmv.mkc import MKC, knn_complete, mkc_lambda_grid
 
@@ -77,14 +75,12 @@ def induce_missing(n, n_views, frac, n_missing, rng):
     return obs
 
 
-GROUPS = ((0, 1), (2, 3, 4))  # §6.1.1: "A^(1)=A^(2) and A^(3)=A^(4)=A^(5)"
+N_BASIS = 10  # §6.1.1: "the first 10 points (X_B^(m)) for each view"
 
 
 def _row_kernel(Xn, X, kern):
     """Rows ``k(x_new, x_j)`` of ``make_mkc_toy``'s kernel (plus ``k(x_new, x_new)`` as last column)."""
-    if kern == "linear":
-        return np.hstack([linear_kernel(Xn, X), (Xn**2).sum(1)[:, None]])
-    return np.hstack([rbf_kernel(Xn, X, gamma=1.0 / (2.0 * kern**2)), np.ones((len(Xn), 1))])
+    return np.hstack([mkc_toy_kernel(kern, Xn, X), np.diagonal(mkc_toy_kernel(kern, Xn))[:, None]])
 
 
 def _min_expected_relative_error(R, n_iter=200):
@@ -114,14 +110,14 @@ def orphan_floor(name, Xs, idx, obs, rng, n_mc=2000):
         miss = np.flatnonzero(~obs[m])
         if miss.size == 0:
             continue
-        group = next(g for g in GROUPS if m in g)
-        B = Xs[m][:10]
+        group = next(g for g in MKC_TOY_GROUPS if m in g)
+        B = Xs[m][:N_BASIS]
         tot = 0.0
         for t in miss:
-            if idx[t] < 10 or obs[list(group), t].any():  # basis point, or a group view observed
+            if idx[t] < N_BASIS or obs[list(group), t].any():  # basis point, or a group view observed
                 continue
             others = np.delete(np.arange(len(idx)), t)
-            Xn = rng.uniform(0.0, 1.0, (n_mc, 10)) @ B
+            Xn = mkc_toy_weights(rng, n_mc, N_BASIS) @ B
             tot += _min_expected_relative_error(_row_kernel(Xn, Xs[m][idx[others]], kernels[m]))
         per_view.append(100.0 * tot / miss.size)
     return float(np.mean(per_view))
@@ -161,7 +157,7 @@ def run(datasets, missing, reps, frac, grid_values, tune_iter, fit_iter, seed, t
         for nmiss in missing:
             for r in range(reps):
                 rng = np.random.default_rng([seed, r, nmiss, datasets.index(name)])
-                Ks, Xs = make_mkc_toy(name, n_samples=100, n_basis=10, seed=seed + r)
+                Ks, Xs = make_mkc_toy(name, n_samples=100, n_basis=N_BASIS, seed=seed + r)
                 perm = rng.permutation(100)
                 parts = {}
                 for part, idx in (("tune", perm[:40]), ("test", perm[40:])):
@@ -202,12 +198,8 @@ def run(datasets, missing, reps, frac, grid_values, tune_iter, fit_iter, seed, t
 def shared_weights_check(seed=0, fit_iter=300):
     """Sanity row: the TOYL recipe with ONE weight matrix shared by all 5 views (eq. 10 holds
     exactly, so a missing row is identifiable from any observed view pair). Fixed λ1 = 1, λ2 = 1e-3."""
-    from bayesmv.kernels import linear_kernel
-
+    Ks, _ = make_mkc_toy("TOYL", n_samples=100, n_basis=N_BASIS, seed=seed, groups=(tuple(range(5)),))
     rng = np.random.default_rng(seed)
-    bases = [rng.uniform(-1, 1, (10, d)) for d in (5, 5, 10, 10, 10)]
-    A = rng.uniform(0, 1, (90, 10))
-    Ks = [np.asarray(linear_kernel(np.vstack([B, A @ B]))) for B in bases]
     idx = rng.permutation(100)[40:]
     Ks = [K[np.ix_(idx, idx)] for K in Ks]
     print("\nsanity: TOYL with one weight matrix shared by all views (ARE %, one draw, fixed λ):")

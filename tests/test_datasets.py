@@ -165,6 +165,24 @@ def test_make_mkc_toy_structure(name):
         D.make_mkc_toy("TOY?")
 
 
+def test_make_mkc_toy_groups_set_which_views_share_A():
+    """Views of one group share A (recovered from views 3-5, whose bases are 10 x 10); the default
+    groups keep views 1-2 independent of it, ``groups=((0, 1, 2, 3, 4),)`` ties them to it."""
+
+    def residual_on_views_1_2(Xs):
+        A = np.linalg.solve(Xs[2][:10].T, Xs[2][10:].T).T
+        return max(np.abs(Xs[m][10:] - A @ Xs[m][:10]).max() for m in (0, 1))
+
+    _, Xs = D.make_mkc_toy("TOYL", seed=1)
+    assert residual_on_views_1_2(Xs) > 0.1
+    Ks, Xs = D.make_mkc_toy("TOYL", seed=1, groups=((0, 1, 2, 3, 4),))
+    assert residual_on_views_1_2(Xs) < 1e-8
+    np.testing.assert_allclose(Ks[0], D.mkc_toy_kernel("linear", Xs[0]), atol=1e-12)
+    for bad in (((0, 1), (2, 3)), ((0, 1, 2), (2, 3, 4)), ((0, 1, 2, 3, 4, 5),)):
+        with pytest.raises(ValueError, match="groups"):
+            D.make_mkc_toy("TOYL", groups=bad)
+
+
 def test_make_multitask_outputs_are_linear_in_phi():
     X, Y = D.make_multitask(n_samples=300, n_tasks=4, seed=2)
     assert X.shape == (300, 20) and Y.shape == (300, 4) and X.min() >= 0 and X.max() <= 1

@@ -73,7 +73,24 @@ MKC_TOY_KERNELS = {
 }
 
 
-def make_mkc_toy(name="TOYL", n_samples=100, n_basis=10, seed=0):
+# §6.1.1: "We chose A^(1)=A^(2) and A^(3)=A^(4)=A^(5)": the views of a group share one weight matrix.
+MKC_TOY_GROUPS = ((0, 1), (2, 3, 4))
+
+
+def mkc_toy_weights(rng, n_rows, n_basis):
+    """Rows of a TOY weight matrix ``A`` (§6.1.1, "uniformly distributed"): i.i.d. U[0, 1]."""
+    return rng.uniform(0.0, 1.0, (n_rows, n_basis))
+
+
+def mkc_toy_kernel(kernel, X, Y=None):
+    """One TOY view's kernel: ``"linear"``, or a Gaussian of width ``kernel``,
+    ``exp(-‖x−y‖² / (2 w²))`` (see :func:`make_mkc_toy` for the width convention)."""
+    if kernel == "linear":
+        return np.asarray(linear_kernel(X, Y))
+    return np.asarray(rbf_kernel(X, Y, gamma=1.0 / (2.0 * kernel**2)))
+
+
+def make_mkc_toy(name="TOYL", n_samples=100, n_basis=10, seed=0, groups=MKC_TOY_GROUPS):
     """MKC §6.1.1 TOY data: 5 views of ``n_samples`` points generated from ``n_basis`` basis points.
 
     Literal reading of §6.1.1 (paper 002), sentence by sentence:
@@ -95,7 +112,9 @@ def make_mkc_toy(name="TOYL", n_samples=100, n_basis=10, seed=0):
     Because the two weight groups are independent, a sample whose views 1–2 (or 3–5) are all
     deleted keeps no information on its kernel rows there beyond their distribution; under this
     reading Table 1's TOYL values for 2–3 missing views (mean + sd) and several TOYLG1 means lie
-    below what any method can reach (``orphan_floor`` in the benchmark). Returns ``(Ks, Xs)``.
+    below what any method can reach (``orphan_floor`` in the benchmark). ``groups`` partitions the
+    five views into those sharing one ``A`` (default: the paper's; ``((0, 1, 2, 3, 4),)`` shares one
+    matrix among all views). Returns ``(Ks, Xs)``.
     """
     if name not in MKC_TOY_KERNELS:
         raise ValueError(f"name must be one of {sorted(MKC_TOY_KERNELS)}, got {name!r}")
@@ -103,19 +122,16 @@ def make_mkc_toy(name="TOYL", n_samples=100, n_basis=10, seed=0):
     check_positive("n_samples", n_samples, integer=True)
     if n_basis > n_samples:
         raise ValueError(f"n_basis={n_basis} must not exceed n_samples={n_samples}")
+    if sorted(m for group in groups for m in group) != list(range(5)):
+        raise ValueError(f"groups must partition the views 0..4, got {groups!r}")
     rng = np.random.default_rng(seed)
     dims = (5, 5, 10, 10, 10)
     bases = [rng.uniform(-1.0, 1.0, (n_basis, d)) for d in dims]
-    A12 = rng.uniform(0.0, 1.0, (n_samples - n_basis, n_basis))
-    A345 = rng.uniform(0.0, 1.0, (n_samples - n_basis, n_basis))
-    Xs = [np.vstack([B, (A12 if m < 2 else A345) @ B]) for m, B in enumerate(bases)]
-    Ks = []
-    for X, kern in zip(Xs, MKC_TOY_KERNELS[name]):
-        if kern == "linear":
-            Ks.append(np.asarray(linear_kernel(X)))
-        else:
-            Ks.append(np.asarray(rbf_kernel(X, gamma=1.0 / (2.0 * kern**2))))
-    return Ks, Xs
+    weights = {}  # view -> its group's A, drawn group by group
+    for group in groups:
+        weights.update(dict.fromkeys(group, mkc_toy_weights(rng, n_samples - n_basis, n_basis)))
+    Xs = [np.vstack([B, weights[m] @ B]) for m, B in enumerate(bases)]
+    return [mkc_toy_kernel(kern, X) for X, kern in zip(Xs, MKC_TOY_KERNELS[name])], Xs
 
 
 def make_multitask(n_samples=5000, n_tasks=10, n_features=20, seed=0):
