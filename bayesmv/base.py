@@ -46,7 +46,9 @@ def warn_sampler_trouble(idata, owner, var_names=None, rhat_max=None, notes=(), 
     if report.divergences:
         total = report.n_chains * report.n_draws
         problems.append(f"{report.divergences} divergent transition(s) in {total} draw(s)")
-    high = [f"{v.name} ({v.r_hat:.3g})" for v in report.variables if np.isfinite(v.r_hat) and v.r_hat > rhat_max]
+    high = [
+        f"{v.name} ({v.r_hat:.3g})" for v in report.variables if np.isfinite(v.r_hat) and v.r_hat > rhat_max
+    ]
     if high:
         problems.append(f"r_hat above {rhat_max}: {', '.join(high)}")
     problems.extend(report.notes)
@@ -132,7 +134,9 @@ def encode_labels(y):
     try:
         classes, codes = np.unique(y, return_inverse=True)
     except TypeError as exc:
-        raise TypeError(f"y labels cannot be sorted ({exc}); use one label type (numbers or strings)") from exc
+        raise TypeError(
+            f"y labels cannot be sorted ({exc}); use one label type (numbers or strings)"
+        ) from exc
     codes = np.asarray(codes).reshape(-1)
     if len(classes) < 2:
         raise ValueError(f"y has a single class ({classes[0]!r}); classification needs at least 2 classes")

@@ -33,7 +33,11 @@ def _demo(args) -> int:
 def _find_benchmarks(folder):
     from pathlib import Path
 
-    candidates = [Path(folder)] if folder else [Path.cwd() / "benchmarks", Path(__file__).resolve().parents[1] / "benchmarks"]
+    candidates = (
+        [Path(folder)]
+        if folder
+        else [Path.cwd() / "benchmarks", Path(__file__).resolve().parents[1] / "benchmarks"]
+    )
     for c in candidates:
         if c.is_dir() and any(c.glob("*.py")):
             return c
@@ -90,7 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument("--quick", action="store_true", help="shorter chains (smoke test)")
     p_demo.add_argument("--seed", type=int, default=0)
     p_demo.set_defaults(func=_demo)
-    p_bench = sub.add_parser("bench", help="run every benchmarks/*.py in quick mode and print one summary table")
+    p_bench = sub.add_parser(
+        "bench", help="run every benchmarks/*.py in quick mode and print one summary table"
+    )
     p_bench.add_argument("--dir", default=None, help="benchmarks folder (default: ./benchmarks)")
     p_bench.add_argument("--full", action="store_true", help="full runs instead of --quick (long)")
     p_bench.set_defaults(func=_bench)

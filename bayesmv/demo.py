@@ -16,8 +16,10 @@ import numpy as np
 __all__ = ["run_demo"]
 
 # (training samples, warm-up, kept draws, chains); the remaining samples are the test set
-_SETTINGS = {False: dict(n_train=400, num_warmup=300, num_samples=200, num_chains=2),
-             True: dict(n_train=100, num_warmup=40, num_samples=40, num_chains=1)}
+_SETTINGS = {
+    False: dict(n_train=400, num_warmup=300, num_samples=200, num_chains=2),
+    True: dict(n_train=100, num_warmup=40, num_samples=40, num_chains=1),
+}
 
 
 def _data(n_train, seed):
@@ -41,15 +43,24 @@ def run_demo(output_dir="bayesmv_demo_output", quick=False, seed=0) -> int:
     cfg = _SETTINGS[bool(quick)]
     os.makedirs(output_dir, exist_ok=True)
     Xtr, Xte, ytr, yte = _data(cfg["n_train"], seed)
-    print(f"M3LAK demo: mfeat even vs odd digit, views fou (76) + kar (64); "
-          f"{len(ytr)} training / {len(yte)} test samples")
+    print(
+        f"M3LAK demo: mfeat even vs odd digit, views fou (76) + kar (64); "
+        f"{len(ytr)} training / {len(yte)} test samples"
+    )
     model = M3LAKClassifier(
-        n_latent=10 if quick else 20, n_frequencies=30 if quick else 100, C=1.0,
-        num_warmup=cfg["num_warmup"], num_samples=cfg["num_samples"], num_chains=cfg["num_chains"],
+        n_latent=10 if quick else 20,
+        n_frequencies=30 if quick else 100,
+        C=1.0,
+        num_warmup=cfg["num_warmup"],
+        num_samples=cfg["num_samples"],
+        num_chains=cfg["num_chains"],
         seed=seed,
     )
-    print(f"fitting: {cfg['num_chains']} chains x ({cfg['num_warmup']} warm-up + {cfg['num_samples']} draws), "
-          f"m={model.n_latent}, M={model.n_frequencies} ...", flush=True)
+    print(
+        f"fitting: {cfg['num_chains']} chains x ({cfg['num_warmup']} warm-up + {cfg['num_samples']} draws), "
+        f"m={model.n_latent}, M={model.n_frequencies} ...",
+        flush=True,
+    )
     t0 = time.perf_counter()
     model.fit(Xtr, ytr)
     t_fit = time.perf_counter() - t0
@@ -71,8 +82,13 @@ def run_demo(output_dir="bayesmv_demo_output", quick=False, seed=0) -> int:
         warnings.simplefilter("ignore")
         n_show = min(4, idata.posterior["decision"].shape[-1])
         dec_dim = idata.posterior["decision"].dims[-1]
-        axes = az.plot_trace(idata, var_names=["decision", "tau"], coords={dec_dim: np.arange(n_show)},
-                             compact=True, figsize=(10, 5))
+        axes = az.plot_trace(
+            idata,
+            var_names=["decision", "tau"],
+            coords={dec_dim: np.arange(n_show)},
+            compact=True,
+            figsize=(10, 5),
+        )
         fig = np.asarray(axes).ravel()[0].figure
         fig.suptitle(f"M3LAK trace: decision values of {n_show} training samples and view precisions τ")
         fig.tight_layout()
@@ -83,8 +99,10 @@ def run_demo(output_dir="bayesmv_demo_output", quick=False, seed=0) -> int:
     t = np.linspace(0.0, 4.0, 41)
     fig, ax = plt.subplots(figsize=(6, 4))
     m = model.n_latent
-    for label, direction, color in [("diagonal direction", None, "C0"),
-                                    ("latent axis 1", np.eye(m)[0], "C1")]:
+    for label, direction, color in [
+        ("diagonal direction", None, "C0"),
+        ("latent axis 1", np.eye(m)[0], "C1"),
+    ]:
         band = model.learned_kernel(t, direction=direction)
         ax.plot(t, band.mean, color=color, label=f"posterior mean, {label}")
         ax.fill_between(t, band.lower, band.upper, color=color, alpha=0.25)

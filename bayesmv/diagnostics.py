@@ -58,8 +58,9 @@ class FitTrace:
             return az.from_dict(posterior=post or None, sample_stats=stats or None)
 
 
-def to_inference_data(mcmc, observed_data=None, posterior_predictive=None, coords=None, dims=None,
-                      extra_sample_stats=None) -> az.InferenceData:
+def to_inference_data(
+    mcmc, observed_data=None, posterior_predictive=None, coords=None, dims=None, extra_sample_stats=None
+) -> az.InferenceData:
     """Convert a ``numpyro.infer.MCMC`` run (or its draws: a dict of ``(chain, draw, ...)``
     arrays) to ``arviz.InferenceData``.
 
@@ -70,8 +71,12 @@ def to_inference_data(mcmc, observed_data=None, posterior_predictive=None, coord
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if isinstance(mcmc, dict):
-            idata = az.from_dict(posterior={k: np.asarray(v) for k, v in mcmc.items()}, coords=coords, dims=dims,
-                                 posterior_predictive=posterior_predictive)
+            idata = az.from_dict(
+                posterior={k: np.asarray(v) for k, v in mcmc.items()},
+                coords=coords,
+                dims=dims,
+                posterior_predictive=posterior_predictive,
+            )
         else:
             idata = az.from_numpyro(mcmc, coords=coords, dims=dims, posterior_predictive=posterior_predictive)
         if extra_sample_stats:
@@ -101,13 +106,23 @@ def summary(data, var_names=None, **kwargs):
             if var_names is not None and name not in var_names:
                 continue
             arr = np.asarray(value, dtype=float)
-            rows[name] = {"mean": arr.mean(), "sd": arr.std(), "min": arr.min(), "max": arr.max(),
-                          "size": arr.size}
+            rows[name] = {
+                "mean": arr.mean(),
+                "sd": arr.std(),
+                "min": arr.min(),
+                "max": arr.max(),
+                "size": arr.size,
+            }
         for name, trace in data.traces.items():
             trace = np.asarray(trace, dtype=float)
             if trace.size:
-                rows[f"{name}[final]"] = {"mean": trace[-1], "sd": 0.0, "min": trace.min(),
-                                          "max": trace.max(), "size": trace.size}
+                rows[f"{name}[final]"] = {
+                    "mean": trace[-1],
+                    "sd": 0.0,
+                    "min": trace.min(),
+                    "max": trace.max(),
+                    "size": trace.size,
+                }
         return pd.DataFrame.from_dict(rows, orient="index")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

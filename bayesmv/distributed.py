@@ -67,12 +67,18 @@ class ProcessInfo(NamedTuple):
 
 def process_info() -> ProcessInfo:
     """Where this process stands in the (possibly multi-host) JAX runtime."""
-    return ProcessInfo(jax.process_index(), jax.process_count(), jax.local_device_count(),
-                       jax.device_count(), jax.devices()[0].platform)
+    return ProcessInfo(
+        jax.process_index(),
+        jax.process_count(),
+        jax.local_device_count(),
+        jax.device_count(),
+        jax.devices()[0].platform,
+    )
 
 
-def initialize(coordinator_address=None, num_processes=None, process_id=None, local_device_ids=None,
-               **kwargs) -> ProcessInfo:
+def initialize(
+    coordinator_address=None, num_processes=None, process_id=None, local_device_ids=None, **kwargs
+) -> ProcessInfo:
     """Join a multi-host JAX runtime (``jax.distributed.initialize``) and return :class:`ProcessInfo`.
 
     Call it first, before any JAX computation. With all arguments ``None`` on a cluster that JAX
@@ -92,8 +98,13 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None, lo
         raise ValueError(f"process_id must lie in [0, num_processes={num_processes}); got {process_id!r}")
     explicit = any(v is not None for v in (coordinator_address, num_processes, process_id))
     try:
-        jax.distributed.initialize(coordinator_address=coordinator_address, num_processes=num_processes,
-                                   process_id=process_id, local_device_ids=local_device_ids, **kwargs)
+        jax.distributed.initialize(
+            coordinator_address=coordinator_address,
+            num_processes=num_processes,
+            process_id=process_id,
+            local_device_ids=local_device_ids,
+            **kwargs,
+        )
     except ValueError as err:
         # nothing given and no cluster detected: plain single-process run
         if explicit or "coordinator_address" not in str(err):
@@ -110,8 +121,9 @@ def data_mesh(devices=None, axis_name: str = DATA_AXIS) -> Mesh:
     The axis is ``AxisType.Auto``: XLA's sharding propagation places the intermediates and
     inserts the collectives (all-reduces for the sums over samples)."""
     if devices is None:
-        return jax.make_mesh((jax.device_count(),), (axis_name,), axis_types=(AxisType.Auto,),
-                             devices=jax.devices())
+        return jax.make_mesh(
+            (jax.device_count(),), (axis_name,), axis_types=(AxisType.Auto,), devices=jax.devices()
+        )
     devices = list(devices)
     if not devices:
         raise ValueError("devices must not be empty")
@@ -182,7 +194,9 @@ def shard_rows(x, mesh: Mesh, n_padded=None, fill=0):
     n = x.shape[0]
     n_padded = padded_length(n, mesh) if n_padded is None else int(n_padded)
     if n_padded < n or n_padded % mesh_size(mesh):
-        raise ValueError(f"n_padded={n_padded} must be >= {n} and a multiple of the mesh size {mesh_size(mesh)}")
+        raise ValueError(
+            f"n_padded={n_padded} must be >= {n} and a multiple of the mesh size {mesh_size(mesh)}"
+        )
     shape = (n_padded,) + x.shape[1:]
 
     def block(index):
@@ -202,9 +216,12 @@ def check_partitionable_rng(stacklevel=3) -> bool:
     still valid but no longer identical to the unsharded run."""
     on = bool(jax.config.jax_threefry_partitionable)
     if not on:
-        warnings.warn("jax_threefry_partitionable is off: a sharded run draws different random numbers "
-                      "than the unsharded one (set jax.config.update('jax_threefry_partitionable', True))",
-                      RuntimeWarning, stacklevel=stacklevel)
+        warnings.warn(
+            "jax_threefry_partitionable is off: a sharded run draws different random numbers "
+            "than the unsharded one (set jax.config.update('jax_threefry_partitionable', True))",
+            RuntimeWarning,
+            stacklevel=stacklevel,
+        )
     return on
 
 

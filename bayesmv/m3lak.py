@@ -127,8 +127,9 @@ def _draw_decisions(key, Ws, Vs, tau, beta, omega, Xs, observed, patterns, patte
 def _decisions_chunk(keys, Ws, Vs, tau, beta, omega, Xs, observed, patterns, pattern_index):
     """:func:`_draw_decisions` over a chunk of posterior draws, one after another (each draw's
     solves are BLAS-3 calls with ``n`` right-hand sides): ``(chunk, n)``."""
-    return jax.lax.map(lambda a: _draw_decisions(*a, Xs, observed, patterns, pattern_index),
-                       (keys, Ws, Vs, tau, beta, omega))
+    return jax.lax.map(
+        lambda a: _draw_decisions(*a, Xs, observed, patterns, pattern_index), (keys, Ws, Vs, tau, beta, omega)
+    )
 
 
 def sample_predictive_decisions(draws, Xs, key, chunk_size=None):
@@ -162,8 +163,16 @@ def sample_predictive_decisions(draws, Xs, key, chunk_size=None):
         pad = chunk_size - len(range(*sl.indices(S)))
         take = lambda a: np.concatenate([a[sl], np.repeat(a[sl][-1:], pad, axis=0)]) if pad else a[sl]  # noqa: E731
         f = _decisions_chunk(
-            take(np.asarray(keys)), [take(W) for W in Ws], [take(V) for V in Vs], take(tau),
-            take(beta), take(omega), Xs0, obs_j, pat_j, idx_j,
+            take(np.asarray(keys)),
+            [take(W) for W in Ws],
+            [take(V) for V in Vs],
+            take(tau),
+            take(beta),
+            take(omega),
+            Xs0,
+            obs_j,
+            pat_j,
+            idx_j,
         )
         out.append(np.asarray(f)[: chunk_size - pad])
     f = np.concatenate(out, axis=0)
@@ -294,20 +303,41 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
 
     # ---------------------------------------------------------------- validation
     def _check_params(self):
-        for name in ("n_latent", "n_frequencies", "n_view_latent", "num_samples", "num_chains", "dp_capacity",
-                     "hmc_steps_h", "hmc_steps_omega"):
+        for name in (
+            "n_latent",
+            "n_frequencies",
+            "n_view_latent",
+            "num_samples",
+            "num_chains",
+            "dp_capacity",
+            "hmc_steps_h",
+            "hmc_steps_omega",
+        ):
             check_positive(name, getattr(self, name), integer=True)
         check_positive("num_warmup", self.num_warmup, allow_zero=True, integer=True)
-        for name in ("C", "eta", "alpha", "a_r", "b_r", "a_tau", "b_tau", "v", "niw_kappa0", "niw_psi0",
-                     "init_step_size"):
+        for name in (
+            "C",
+            "eta",
+            "alpha",
+            "a_r",
+            "b_r",
+            "a_tau",
+            "b_tau",
+            "v",
+            "niw_kappa0",
+            "niw_psi0",
+            "init_step_size",
+        ):
             check_positive(name, getattr(self, name))
         if self.lengthscale is not None:
             check_positive("lengthscale", self.lengthscale)
         check_positive("target_accept", self.target_accept)
         if not self.target_accept < 1:
             raise ValueError(f"target_accept must lie in (0, 1), got {self.target_accept!r}")
-        if isinstance(self.niw_mu0, bool) or not isinstance(self.niw_mu0, numbers.Real) or not np.isfinite(
-            self.niw_mu0
+        if (
+            isinstance(self.niw_mu0, bool)
+            or not isinstance(self.niw_mu0, numbers.Real)
+            or not np.isfinite(self.niw_mu0)
         ):
             raise ValueError(f"niw_mu0 must be a finite number, got {self.niw_mu0!r}")
         if self.niw_nu0 is not None:
@@ -336,8 +366,10 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         if not isinstance(self.shard_data, (bool, np.bool_)):
             check_positive("shard_data", self.shard_data, integer=True)
         if self._sharding_kwargs() and self.chain_method == "parallel":
-            raise ValueError("shard_data/mesh (samples split over the devices) cannot be combined with "
-                             "chain_method='parallel' (one chain per device); use 'sequential' or 'vectorized'")
+            raise ValueError(
+                "shard_data/mesh (samples split over the devices) cannot be combined with "
+                "chain_method='parallel' (one chain per device); use 'sequential' or 'vectorized'"
+            )
         for name in ("standardize", "augmented"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
@@ -383,16 +415,24 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         draws, idatas, notes = [], [], []
         for k in range(targets.shape[1]):
             post = run_m3lak(
-                Zs, targets[:, k], config,
-                num_warmup=int(self.num_warmup), num_samples=int(self.num_samples),
-                num_chains=int(self.num_chains), chain_method=self.chain_method,
-                seed=self._problem_seed(k), progress_bar=False, on_dp_overflow="ignore",
+                Zs,
+                targets[:, k],
+                config,
+                num_warmup=int(self.num_warmup),
+                num_samples=int(self.num_samples),
+                num_chains=int(self.num_chains),
+                chain_method=self.chain_method,
+                seed=self._problem_seed(k),
+                progress_bar=False,
+                on_dp_overflow="ignore",
                 **self._sharding_kwargs(),
             )
             if np.any(np.asarray(post.last_state.latent.dp.overflow)):
                 where = "" if targets.shape[1] == 1 else f" (one-vs-rest problem {k})"
-                notes.append(f"DP slice sampler needed more than dp_capacity={self.dp_capacity} components{where}: "
-                             "the spectral mixture was truncated; increase dp_capacity (or lower alpha)")
+                notes.append(
+                    f"DP slice sampler needed more than dp_capacity={self.dp_capacity} components{where}: "
+                    "the spectral mixture was truncated; increase dp_capacity (or lower alpha)"
+                )
             samples = {name: np.asarray(val) for name, val in post.samples.items()}
             for name, val in samples.items():
                 if val.dtype.kind == "f" and not np.isfinite(val).all():
@@ -400,12 +440,17 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
                         f"the M3LAK sampler produced non-finite draws of {name!r} (one-vs-rest problem {k}); "
                         "check the data scale (standardize=True) and the priors"
                     )
-            keep = [f"W_{i}" for i in range(len(Zs))] + [f"V_{i}" for i in range(len(Zs))] + list(_PREDICT_KEYS)
+            keep = (
+                [f"W_{i}" for i in range(len(Zs))] + [f"V_{i}" for i in range(len(Zs))] + list(_PREDICT_KEYS)
+            )
             draws.append({name: samples[name].reshape((-1,) + samples[name].shape[2:]) for name in keep})
             idatas.append(
                 to_inference_data(
-                    samples, observed_data={"y": targets[:, k]},
-                    extra_sample_stats={key: np.asarray(val) for key, val in (post.extra_stats or {}).items()},
+                    samples,
+                    observed_data={"y": targets[:, k]},
+                    extra_sample_stats={
+                        key: np.asarray(val) for key, val in (post.extra_stats or {}).items()
+                    },
                 )
             )
         self.classes_ = classes
@@ -416,7 +461,9 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
 
     def _sharding_kwargs(self):
         """``run_m3lak`` keywords of the data-sharded sweep (empty for an unsharded fit)."""
-        shard = bool(self.shard_data) if isinstance(self.shard_data, (bool, np.bool_)) else int(self.shard_data)
+        shard = (
+            bool(self.shard_data) if isinstance(self.shard_data, (bool, np.bool_)) else int(self.shard_data)
+        )
         if self.mesh is None and shard is False:
             return {}
         return {"mesh": self.mesh, "shard_data": shard}
@@ -443,8 +490,12 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         Zs = self._standardize(views)
         base = jax.random.fold_in(jax.random.PRNGKey(int(self.seed)), 7919)
         with single_threaded_blas():
-            return np.stack([sample_predictive_decisions(d, Zs, jax.random.fold_in(base, k))
-                             for k, d in enumerate(self.posterior_draws_)])
+            return np.stack(
+                [
+                    sample_predictive_decisions(d, Zs, jax.random.fold_in(base, k))
+                    for k, d in enumerate(self.posterior_draws_)
+                ]
+            )
 
     def decision_function(self, Xs):
         """Posterior predictive mean of ``βᵀφ̃(h*)``: ``(n,)`` for two classes (positive means
@@ -511,7 +562,9 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         from .diagnostics import check_convergence
 
         self._check_is_fitted()
-        return check_convergence(self.inference_data_, rhat_max=rhat_max, ess_min=ess_min, var_names=list(var_names))
+        return check_convergence(
+            self.inference_data_, rhat_max=rhat_max, ess_min=ess_min, var_names=list(var_names)
+        )
 
 
 def _stack_inference_data(idatas):

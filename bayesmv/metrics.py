@@ -16,7 +16,9 @@ def average_relative_error(K_true, K_pred, missing):
     K_true = np.asarray(K_true, dtype=np.float64)
     K_pred = np.asarray(K_pred, dtype=np.float64)
     if K_true.shape != K_pred.shape or K_true.ndim != 2:
-        raise ValueError(f"K_true and K_pred must be 2-D of equal shape, got {K_true.shape} and {K_pred.shape}")
+        raise ValueError(
+            f"K_true and K_pred must be 2-D of equal shape, got {K_true.shape} and {K_pred.shape}"
+        )
     missing = np.asarray(missing)
     rows = np.flatnonzero(missing) if missing.dtype == bool else missing.astype(int)
     if rows.size == 0:

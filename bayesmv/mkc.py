@@ -470,8 +470,17 @@ class MKC(PersistenceMixin, BaseEstimator):
     n_iter_, converged_ .
     """
 
-    def __init__(self, method="embd_ht", lambda1=1.0, lambda2=0.1, max_iter=500, tol=1e-7, seed=0,
-                 n_basis=None, ridge=1e-9):
+    def __init__(
+        self,
+        method="embd_ht",
+        lambda1=1.0,
+        lambda2=0.1,
+        max_iter=500,
+        tol=1e-7,
+        seed=0,
+        n_basis=None,
+        ridge=1e-9,
+    ):
         self.method = method
         self.lambda1 = lambda1
         self.lambda2 = lambda2
@@ -498,14 +507,33 @@ class MKC(PersistenceMixin, BaseEstimator):
         mats, obs = _check_inputs(Ks, observed)
         method = self.method
         Kz, W, P, scale, rowmask, theta0, S0 = _fit_arrays(
-            method, mats, obs, self.lambda1, self.lambda2, self.max_iter, self.tol, self.seed,
-            self.n_basis, self.ridge)
+            method,
+            mats,
+            obs,
+            self.lambda1,
+            self.lambda2,
+            self.max_iter,
+            self.tol,
+            self.seed,
+            self.n_basis,
+            self.ridge,
+        )
         theta, S, hist, k, done = _mkc_solve(
-            method, jnp.asarray(theta0), jnp.asarray(S0), jnp.asarray(Kz), jnp.asarray(W),
-            jnp.asarray(P), jnp.asarray(rowmask, dtype=jnp.float64) if method != "embd_hm"
+            method,
+            jnp.asarray(theta0),
+            jnp.asarray(S0),
+            jnp.asarray(Kz),
+            jnp.asarray(W),
+            jnp.asarray(P),
+            jnp.asarray(rowmask, dtype=jnp.float64)
+            if method != "embd_hm"
             else jnp.asarray(obs.any(axis=0), dtype=jnp.float64),
-            float(self.lambda1), float(self.lambda2), float(self.tol), int(self.max_iter),
-            hist_len=_hist_len(self.max_iter))
+            float(self.lambda1),
+            float(self.lambda2),
+            float(self.tol),
+            int(self.max_iter),
+            hist_len=_hist_len(self.max_iter),
+        )
         k = int(k)
         hist = np.asarray(hist)[:k]
         if not np.all(np.isfinite(hist)):
@@ -521,14 +549,19 @@ class MKC(PersistenceMixin, BaseEstimator):
             self.basis_ = None
         else:
             self.reconstruction_weights_ = theta
-            A = theta if theta.ndim == 3 else np.broadcast_to(theta, (len(mats),) + theta.shape) * obs[:, :, None]
+            A = (
+                theta
+                if theta.ndim == 3
+                else np.broadcast_to(theta, (len(mats),) + theta.shape) * obs[:, :, None]
+            )
             rn = np.sqrt((A**2).sum(axis=-1))
             self.basis_ = [np.flatnonzero(r > 1e-8 * max(r.max(initial=0.0), 1e-300)) for r in rn]
         self.n_iter_ = k
         self.converged_ = bool(done)
         est = {"between_view_weights": np.asarray(S)}
-        self.fit_trace_ = FitTrace(estimates=est, traces={"objective": hist}, converged=self.converged_,
-                                   method=f"MKC_{method}")
+        self.fit_trace_ = FitTrace(
+            estimates=est, traces={"objective": hist}, converged=self.converged_, method=f"MKC_{method}"
+        )
         return self
 
     def fit_transform(self, Ks, observed=None):
@@ -536,8 +569,9 @@ class MKC(PersistenceMixin, BaseEstimator):
         return self.fit(Ks, observed=observed).completed_kernels_
 
 
-def mkc_lambda_grid(Ks, lambdas, method="embd_ht", observed=None, max_iter=500, tol=1e-7, seed=0,
-                    n_basis=None, ridge=1e-9):
+def mkc_lambda_grid(
+    Ks, lambdas, method="embd_ht", observed=None, max_iter=500, tol=1e-7, seed=0, n_basis=None, ridge=1e-9
+):
     """Completed kernels for many ``(λ1, λ2)`` pairs in one vmapped solve (for tuning).
 
     ``lambdas`` is an ``(L, 2)`` array. Returns an ``(L, n_views, n, n)`` array; every pair starts
@@ -549,19 +583,33 @@ def mkc_lambda_grid(Ks, lambdas, method="embd_ht", observed=None, max_iter=500, 
     if lambdas.ndim != 2 or lambdas.shape[1] != 2 or not np.all(lambdas >= 0):
         raise ValueError("lambdas must be an (L, 2) array of non-negative (lambda1, lambda2) pairs")
     mats, obs = _check_inputs(Ks, observed)
-    Kz, W, P, scale, rowmask, theta0, S0 = _fit_arrays(method, mats, obs, 0, 0, max_iter, tol, seed,
-                                                       n_basis, ridge)
+    Kz, W, P, scale, rowmask, theta0, S0 = _fit_arrays(
+        method, mats, obs, 0, 0, max_iter, tol, seed, n_basis, ridge
+    )
     rm = rowmask if method != "embd_hm" else obs.any(axis=0)
     solve = jax.vmap(
-        lambda l1, l2: _mkc_solve(method, jnp.asarray(theta0), jnp.asarray(S0), jnp.asarray(Kz),
-                                  jnp.asarray(W), jnp.asarray(P), jnp.asarray(rm, dtype=jnp.float64),
-                                  l1, l2, float(tol), int(max_iter), hist_len=_hist_len(max_iter))[0])
+        lambda l1, l2: _mkc_solve(
+            method,
+            jnp.asarray(theta0),
+            jnp.asarray(S0),
+            jnp.asarray(Kz),
+            jnp.asarray(W),
+            jnp.asarray(P),
+            jnp.asarray(rm, dtype=jnp.float64),
+            l1,
+            l2,
+            float(tol),
+            int(max_iter),
+            hist_len=_hist_len(max_iter),
+        )[0]
+    )
     thetas = np.asarray(solve(jnp.asarray(lambdas[:, 0]), jnp.asarray(lambdas[:, 1])))
     return np.stack([_completed(method, th, Kz, scale) for th in thetas])
 
 
-def complete_views(Xs, kernel="rbf", kernel_params=None, method="embd_ht", return_estimator=False,
-                   **mkc_params):
+def complete_views(
+    Xs, kernel="rbf", kernel_params=None, method="embd_ht", return_estimator=False, **mkc_params
+):
     """Kernels of raw views with missing samples (all-NaN rows), completed by MKC.
 
     ``kernel`` is one kernel name/callable or one per view; ``kernel_params`` one dict or one per

@@ -168,8 +168,14 @@ def view_laplacians(Ks, graph="kernel", n_neighbors=10, laplacian="unnormalized"
     """Within-view Laplacians (``M_W`` blocks, eq. 63), one per view, from its Gram matrix: the
     Gram itself as weights (``graph="kernel"``, §7.1) or its symmetric k-NN sparsification
     (``"knn"``), unnormalised ``D - W`` or ``laplacian="normalized"``, to the power ``power``."""
-    return [graph_laplacian(knn_graph(K, n_neighbors) if graph == "knn" else K,
-                            normalized=laplacian == "normalized", power=power) for K in Ks]
+    return [
+        graph_laplacian(
+            knn_graph(K, n_neighbors) if graph == "knn" else K,
+            normalized=laplacian == "normalized",
+            power=power,
+        )
+        for K in Ks
+    ]
 
 
 def psd_sqrt(K):
@@ -185,9 +191,9 @@ def _block_apply(Ps, H):
     N = Ps[0].shape[0]
     out = np.empty_like(H, dtype=float)
     for v in range(m):
-        PH = [Ps[v] @ H[v * N:(v + 1) * N, w * N:(w + 1) * N] for w in range(m)]
+        PH = [Ps[v] @ H[v * N : (v + 1) * N, w * N : (w + 1) * N] for w in range(m)]
         for w in range(m):
-            out[v * N:(v + 1) * N, w * N:(w + 1) * N] = PH[w] @ Ps[w]
+            out[v * N : (v + 1) * N, w * N : (w + 1) * N] = PH[w] @ Ps[w]
     return out
 
 
@@ -204,8 +210,9 @@ def _push_through_solve(Ps, H, lam, rhs, PHP=None):
     ``PHP`` may be passed precomputed (it is overwritten)."""
     PHP = _block_apply(Ps, H) if PHP is None else PHP
     PHP[np.diag_indices_from(PHP)] += lam
-    z = sla.cho_solve(sla.cho_factor(PHP, lower=True, check_finite=False), _pblock(Ps, rhs),
-                      check_finite=False)
+    z = sla.cho_solve(
+        sla.cho_factor(PHP, lower=True, check_finite=False), _pblock(Ps, rhs), check_finite=False
+    )
     return (rhs - H @ _pblock(Ps, z)) / lam
 
 
@@ -216,7 +223,7 @@ def _manifold_matrix(Ls, gamma_B, gamma_W):
     M = gamma_B * np.kron(between_view_matrix(m), np.eye(N)) if gamma_B else np.zeros((m * N, m * N))
     if gamma_W:
         for v, L in enumerate(Ls):
-            M[v * N:(v + 1) * N, v * N:(v + 1) * N] += gamma_W * np.asarray(L)
+            M[v * N : (v + 1) * N, v * N : (v + 1) * N] += gamma_W * np.asarray(L)
     return M
 
 
@@ -291,7 +298,7 @@ def mvl_ls_solve(Ks, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None, R=None, P
             if r[i] <= 1e-14 * max(1.0, abs(r).max()):
                 AV[:, i] = YV[:, i] / lam
             else:
-                AV[:, i] = _push_through_solve(Ps, r[i] * H, lam, YV[:, i:i + 1])[:, 0]
+                AV[:, i] = _push_through_solve(Ps, r[i] * H, lam, YV[:, i : i + 1])[:, 0]
         A = AV @ V.T
     return A.reshape(m, N, d)
 
@@ -338,7 +345,7 @@ class _FixedManifoldLS:
         Z = []
         for v in range(m):
             Wv = np.zeros((m * N, l))
-            Wv[v * N:(v + 1) * N] = self.Pl[v]
+            Wv[v * N : (v + 1) * N] = self.Pl[v]
             Z.append(sla.cho_solve(fac, Wv, check_finite=False))
         self.Z = np.stack(Z)  # (m, m N, l)
         Zb = self.Z.reshape(m, m, N, l)  # [w, v-block]
@@ -419,14 +426,15 @@ class _ViewMatvec:
     def __call__(self, V):
         m = len(self.kernels)
         Vb = V.reshape(m, -1, V.shape[-1])
-        return jnp.concatenate([
-            kernel_matvec(X, Vb[v], kernel=k, block_size=self.block_size)
-            for v, (k, X) in enumerate(zip(self.kernels, self.Xs))
-        ]).reshape(V.shape)
+        return jnp.concatenate(
+            [
+                kernel_matvec(X, Vb[v], kernel=k, block_size=self.block_size)
+                for v, (k, X) in enumerate(zip(self.kernels, self.Xs))
+            ]
+        ).reshape(V.shape)
 
 
-def mvl_ls_cg(kernels, Xs, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, tol=1e-8, max_iter=2000,
-              block_size=1024):
+def mvl_ls_cg(kernels, Xs, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, tol=1e-8, max_iter=2000, block_size=1024):
     """Matrix-free MVL-LS (Theorem 10, R = I) by CG in the ``G``-inner product.
 
     Uses only kernel–vector products ``K^v @ V`` computed in row blocks (memory ``O(block N)``);
@@ -453,8 +461,7 @@ def mvl_ls_cg(kernels, Xs, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, tol=1e-8, ma
         return out.reshape(F.shape)
 
     rhs = jnp.asarray(_targets_c(Y, np.asarray(c), N))
-    a, k, res = _gcg(G, jax.tree_util.Partial(apply_H), rhs, float(l * gamma_A), float(tol),
-                     int(max_iter))
+    a, k, res = _gcg(G, jax.tree_util.Partial(apply_H), rhs, float(l * gamma_A), float(tol), int(max_iter))
     return np.asarray(a).reshape(m, N, d), int(k), float(res)
 
 
@@ -683,8 +690,9 @@ def box_qp(H, q, lo, hi, x0=None, tol=1e-8, max_iter=500, warm_start="ipm", shif
             HF = H[np.ix_(F, F)]
             HF[np.diag_indices_from(HF)] += ridge
             try:
-                d[F] = -sla.cho_solve(sla.cho_factor(HF, lower=True, check_finite=False), g[F],
-                                      check_finite=False)
+                d[F] = -sla.cho_solve(
+                    sla.cho_factor(HF, lower=True, check_finite=False), g[F], check_finite=False
+                )
             except np.linalg.LinAlgError:
                 d[F] = -np.linalg.lstsq(HF, g[F], rcond=None)[0]
         t = 1.0
@@ -725,8 +733,7 @@ def mvl_svm_dual_gram(Ps, c, n_labeled, M, gamma_A):
     return 0.5 * (Q + Q.T)
 
 
-def mvl_svm_solve(Ps, codes, n_classes, c, gamma_A, M=None, loss="simplex_hinge", tol=1e-8,
-                  max_iter=500):
+def mvl_svm_solve(Ps, codes, n_classes, c, gamma_A, M=None, loss="simplex_hinge", tol=1e-8, max_iter=500):
     """MVL-SVM (simplex coding, Theorems 6/7/13) or MVL-binSVM (one-vs-all, Corollary 8).
 
     ``Ps``: per-view ``psd_sqrt(K^v)`` over ``N`` training points (labelled first); ``codes``:
@@ -762,8 +769,15 @@ def mvl_svm_solve(Ps, codes, n_classes, c, gamma_A, M=None, loss="simplex_hinge"
         idx_i, idx_k = np.nonzero(np.arange(P)[None, :] != codes[:, None])
         Hq = 0.5 * Qx[np.ix_(idx_i, idx_i)] * SS[np.ix_(idx_k, idx_k)]
         qv = np.full(idx_i.size, 1.0 / (P - 1))
-        x, info = box_qp(Hq, qv, 0.0, 1.0 / l, tol=tol, max_iter=max_iter,
-                         shifted_solver=_simplex_shifted_solver(Qx, codes, P, idx_i, idx_k))
+        x, info = box_qp(
+            Hq,
+            qv,
+            0.0,
+            1.0 / l,
+            tol=tol,
+            max_iter=max_iter,
+            shifted_solver=_simplex_shifted_solver(Qx, codes, P, idx_i, idx_k),
+        )
         infos.append(info)
         alpha = np.zeros((l, P))
         alpha[idx_i, idx_k] = x
@@ -797,7 +811,7 @@ def _blocked_gram(kernel, X, Y, block=256):
     Y = X if Y is None else np.asarray(Y)
     out = np.empty((X.shape[0], Y.shape[0]))
     for s in range(0, X.shape[0], block):
-        out[s:s + block] = np.asarray(kernel(X[s:s + block], Y))
+        out[s : s + block] = np.asarray(kernel(X[s : s + block], Y))
     return out
 
 
@@ -842,14 +856,18 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
         pre = isinstance(self.kernel, str) and self.kernel == "precomputed"
         if pre:
             if Xs_unlabeled is not None:
-                raise ValueError("with kernel='precomputed' pass Gram matrices over labelled+unlabelled "
-                                 "points (labelled first) as Xs and leave Xs_unlabeled=None")
+                raise ValueError(
+                    "with kernel='precomputed' pass Gram matrices over labelled+unlabelled "
+                    "points (labelled first) as Xs and leave Xs_unlabeled=None"
+                )
             Ks = check_views(Xs, min_views=self._min_views)
             N = Ks[0].shape[0]
             for v, K in enumerate(Ks):
                 if K.shape != (N, N):
-                    raise ValueError(f"Xs[{v}] must be a square (N, N) Gram matrix with kernel='precomputed', "
-                                     f"got shape {K.shape}")
+                    raise ValueError(
+                        f"Xs[{v}] must be a square (N, N) Gram matrix with kernel='precomputed', "
+                        f"got shape {K.shape}"
+                    )
                 if not np.allclose(K, K.T, atol=1e-8 * max(1.0, np.abs(K).max())):
                     raise ValueError(f"Xs[{v}] (precomputed Gram) is not symmetric")
             if n_labeled_y > N:
@@ -869,9 +887,13 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
             views = [np.vstack([X, U]) for X, U in zip(views, unl)]
         m = len(views)
         kern = self.kernel if isinstance(self.kernel, (list, tuple)) else [self.kernel] * m
-        params = self.kernel_params if isinstance(self.kernel_params, (list, tuple)) else [self.kernel_params] * m
+        params = (
+            self.kernel_params if isinstance(self.kernel_params, (list, tuple)) else [self.kernel_params] * m
+        )
         if len(kern) != m or len(params) != m:
-            raise ValueError(f"kernel and kernel_params must be single values or lists of length {m} (one per view)")
+            raise ValueError(
+                f"kernel and kernel_params must be single values or lists of length {m} (one per view)"
+            )
         bound = []
         for v, (k, p) in enumerate(zip(kern, params)):
             p = {} if p is None else dict(p)
@@ -882,7 +904,9 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
             elif isinstance(k, Kernel) or callable(k):
                 bound.append(get_kernel(k, **p))
             else:
-                raise TypeError(f"kernel[{v}] must be a name, a callable or a bayesmv Kernel, got {type(k).__name__}")
+                raise TypeError(
+                    f"kernel[{v}] must be a name, a callable or a bayesmv Kernel, got {type(k).__name__}"
+                )
         self.kernels_ = tuple(bound)
         self.X_fit_ = views
         return views, DiagonalMultiViewKernel(tuple(bound))
@@ -910,31 +934,57 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
         m = self.n_views_
         c = self._combination(m)
         if self.optimize_c and loss != "squared":
-            raise ValueError("optimize_c=True is only defined for loss='squared' (MVL-LS-optC, §6; Remark 18)")
+            raise ValueError(
+                "optimize_c=True is only defined for loss='squared' (MVL-LS-optC, §6; Remark 18)"
+            )
         N = data[0].shape[0]
         self.n_labeled_ = l
         self.n_unlabeled_ = N - l
-        use_cg = self.solver == "cg" or (self.solver == "auto" and gkernel is not None and N * m > 6000
-                                         and loss == "squared" and self._plain_kernel_graph()
-                                         and not self.optimize_c)
+        use_cg = self.solver == "cg" or (
+            self.solver == "auto"
+            and gkernel is not None
+            and N * m > 6000
+            and loss == "squared"
+            and self._plain_kernel_graph()
+            and not self.optimize_c
+        )
         if use_cg:
             if gkernel is None or loss != "squared" or not self._plain_kernel_graph() or self.optimize_c:
-                raise ValueError("solver='cg' needs real kernels (not 'precomputed'), loss='squared', "
-                                 "graph='kernel' with laplacian='unnormalized', laplacian_power=1, "
-                                 "and optimize_c=False")
-            A, k, res = mvl_ls_cg(self.kernels_, data, Y, c, self.gamma_A, self.gamma_B,
-                                  self.gamma_W, tol=self.cg_tol, max_iter=self.cg_max_iter)
+                raise ValueError(
+                    "solver='cg' needs real kernels (not 'precomputed'), loss='squared', "
+                    "graph='kernel' with laplacian='unnormalized', laplacian_power=1, "
+                    "and optimize_c=False"
+                )
+            A, k, res = mvl_ls_cg(
+                self.kernels_,
+                data,
+                Y,
+                c,
+                self.gamma_A,
+                self.gamma_B,
+                self.gamma_W,
+                tol=self.cg_tol,
+                max_iter=self.cg_max_iter,
+            )
             if not np.all(np.isfinite(A)):
                 raise FloatingPointError("MVL-LS CG produced non-finite coefficients; increase gamma_A")
             self.dual_coef_ = A
             self.c_ = c
-            self.fit_trace_ = FitTrace(estimates={"c": c}, traces={"residual": np.array([res])},
-                                       converged=bool(res <= self.cg_tol), method="mvl-ls-cg")
+            self.fit_trace_ = FitTrace(
+                estimates={"c": c},
+                traces={"residual": np.array([res])},
+                converged=bool(res <= self.cg_tol),
+                method="mvl-ls-cg",
+            )
             self.n_iter_ = k
             self.fit_time_ = time.perf_counter() - t0
             return self
-        Ks = [np.asarray(K, dtype=float) for K in (data if gkernel is None else
-                                                    [_blocked_gram(k, X, None) for k, X in zip(self.kernels_, data)])]
+        Ks = [
+            np.asarray(K, dtype=float)
+            for K in (
+                data if gkernel is None else [_blocked_gram(k, X, None) for k, X in zip(self.kernels_, data)]
+            )
+        ]
         for v, K in enumerate(Ks):
             if not np.all(np.isfinite(K)):
                 raise ValueError(f"the Gram matrix of view {v} contains NaN/inf")
@@ -951,8 +1001,16 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
                 fixed = _FixedManifoldLS(Ps, Ls, l, self.gamma_A, self.gamma_B, self.gamma_W)
                 solve = lambda c: fixed.solve(c, Y)  # noqa: E731
             else:
-                solve = lambda c: mvl_ls_solve(Ks, Y, c, self.gamma_A, self.gamma_B,  # noqa: E731
-                                               self.gamma_W, Ls, Ps=Ps)
+                solve = lambda c: mvl_ls_solve(
+                    Ks,
+                    Y,
+                    c,
+                    self.gamma_A,
+                    self.gamma_B,  # noqa: E731
+                    self.gamma_W,
+                    Ls,
+                    Ps=Ps,
+                )
             for it in range(n_iter):
                 A = solve(c)
                 objs.append(mvl_ls_objective(Ks, Y, c, A, self.gamma_A, self.gamma_B, self.gamma_W, Ls))
@@ -976,19 +1034,35 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
                     A = solve(c)
                     objs.append(mvl_ls_objective(Ks, Y, c, A, self.gamma_A, self.gamma_B, self.gamma_W, Ls))
             self.n_iter_ = len(cs)
-            self.fit_trace_ = FitTrace(estimates={"c": c}, traces={"objective": np.asarray(objs)},
-                                       converged=converged,
-                                       method="mvl-ls-optc" if self.optimize_c else "mvl-ls")
+            self.fit_trace_ = FitTrace(
+                estimates={"c": c},
+                traces={"objective": np.asarray(objs)},
+                converged=converged,
+                method="mvl-ls-optc" if self.optimize_c else "mvl-ls",
+            )
             self.c_history_ = np.asarray(cs)
         else:
             M = _manifold_matrix(Ls if Ls is not None else [np.zeros((N, N))] * m, self.gamma_B, self.gamma_W)
-            A, alpha, infos = mvl_svm_solve(Ps, codes, n_classes, c, self.gamma_A, M, loss=loss,
-                                            tol=self.qp_tol, max_iter=self.qp_max_iter)
+            A, alpha, infos = mvl_svm_solve(
+                Ps,
+                codes,
+                n_classes,
+                c,
+                self.gamma_A,
+                M,
+                loss=loss,
+                tol=self.qp_tol,
+                max_iter=self.qp_max_iter,
+            )
             self.dual_alpha_ = alpha
             kkt = max(i["kkt"] for i in infos)
             traces = {"objective": np.concatenate([i["objective"] for i in infos])}
-            self.fit_trace_ = FitTrace(estimates={"c": c, "kkt_violation": np.array(kkt)}, traces=traces,
-                                       converged=bool(kkt <= 10 * self.qp_tol), method=f"mvl-{loss}-box-qp")
+            self.fit_trace_ = FitTrace(
+                estimates={"c": c, "kkt_violation": np.array(kkt)},
+                traces=traces,
+                converged=bool(kkt <= 10 * self.qp_tol),
+                method=f"mvl-{loss}-box-qp",
+            )
             self.n_iter_ = int(sum(i["n_iter"] for i in infos))
         if not np.all(np.isfinite(A)):
             raise FloatingPointError("MVL produced non-finite coefficients; increase gamma_A")
@@ -1007,8 +1081,10 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
                 raise ValueError(f"Xs has {len(Ks)} views but the estimator was fitted with {self.n_views_}")
             for v, K in enumerate(Ks):
                 if K.shape[1] != N:
-                    raise ValueError(f"Xs[{v}] must be a (n_test, {N}) kernel matrix against the training "
-                                     f"points with kernel='precomputed', got shape {K.shape}")
+                    raise ValueError(
+                        f"Xs[{v}] must be a (n_test, {N}) kernel matrix against the training "
+                        f"points with kernel='precomputed', got shape {K.shape}"
+                    )
             return Ks
         return self._validate_predict(Xs)
 
@@ -1018,8 +1094,13 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
         A = self.dual_coef_
         if self.kernels_ is None:
             return np.stack([np.asarray(K) @ A[v] for v, K in enumerate(views)], axis=1)
-        return np.stack([np.asarray(kernel_matvec(X, A[v], Y=Xt, kernel=k))
-                         for v, (k, X, Xt) in enumerate(zip(self.kernels_, views, self.X_fit_))], axis=1)
+        return np.stack(
+            [
+                np.asarray(kernel_matvec(X, A[v], Y=Xt, kernel=k))
+                for v, (k, X, Xt) in enumerate(zip(self.kernels_, views, self.X_fit_))
+            ],
+            axis=1,
+        )
 
     def combined_output(self, Xs):
         """``C f(x) = sum_v c_v f^v(x)``: array ``(n, d)``."""
@@ -1057,10 +1138,25 @@ class MVLRegressor(RegressorMixin, _MVLBase):
         Dense push-through Cholesky or matrix-free CG (``auto``: CG when ``m N > 6000``).
     """
 
-    def __init__(self, kernel="rbf", kernel_params=None, gamma_A=1e-5, gamma_B=1e-6, gamma_W=1e-6, c=None,
-                 optimize_c=False, graph="kernel", n_neighbors=10, max_iter=20, tol=1e-4, solver="auto",
-                 cg_tol=1e-8, cg_max_iter=5000, laplacian="unnormalized",
-                 laplacian_power=1):
+    def __init__(
+        self,
+        kernel="rbf",
+        kernel_params=None,
+        gamma_A=1e-5,
+        gamma_B=1e-6,
+        gamma_W=1e-6,
+        c=None,
+        optimize_c=False,
+        graph="kernel",
+        n_neighbors=10,
+        max_iter=20,
+        tol=1e-4,
+        solver="auto",
+        cg_tol=1e-8,
+        cg_max_iter=5000,
+        laplacian="unnormalized",
+        laplacian_power=1,
+    ):
         self.kernel = kernel
         self.kernel_params = kernel_params
         self.gamma_A = gamma_A
@@ -1112,10 +1208,28 @@ class MVLClassifier(ClassifierMixin, _MVLBase):
     Two classes give 1-D scores (positive means ``classes_[1]``).
     """
 
-    def __init__(self, kernel="rbf", kernel_params=None, loss="squared", gamma_A=1e-5, gamma_B=1e-6,
-                 gamma_W=1e-6, c=None, optimize_c=False, graph="kernel", n_neighbors=10, max_iter=20,
-                 tol=1e-4, solver="auto", cg_tol=1e-8, cg_max_iter=5000, qp_tol=1e-7, qp_max_iter=500,
-                 laplacian="unnormalized", laplacian_power=1):
+    def __init__(
+        self,
+        kernel="rbf",
+        kernel_params=None,
+        loss="squared",
+        gamma_A=1e-5,
+        gamma_B=1e-6,
+        gamma_W=1e-6,
+        c=None,
+        optimize_c=False,
+        graph="kernel",
+        n_neighbors=10,
+        max_iter=20,
+        tol=1e-4,
+        solver="auto",
+        cg_tol=1e-8,
+        cg_max_iter=5000,
+        qp_tol=1e-7,
+        qp_max_iter=500,
+        laplacian="unnormalized",
+        laplacian_power=1,
+    ):
         self.kernel = kernel
         self.kernel_params = kernel_params
         self.loss = loss

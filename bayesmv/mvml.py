@@ -432,17 +432,21 @@ class _Solver:
         zero = np.zeros(self.N)
         if mode == "dual":
             A_sq = np.sum(A * A)
-            aux, g, z, J, A_sq = _trial_learn_dual(self.U, A, aux, zero, zero, A_sq, w, y, 0.0, self.lmbda, self.eta)
+            aux, g, z, J, A_sq = _trial_learn_dual(
+                self.U, A, aux, zero, zero, A_sq, w, y, 0.0, self.lmbda, self.eta
+            )
         elif mode == "factor":
             A_sq = np.sum(A * A)
             L = _factor_init(A, self.N + self.max_iter + 1)
             Gw, B = _factor_gram(L, aux, w)
             k = self.N
-            L, B, g, z, J, A_sq = _trial_learn_primal(self.U, L, B, Gw, k, zero, zero, A_sq, w, y, 0.0,
-                                                      self.lmbda, self.eta)
+            L, B, g, z, J, A_sq = _trial_learn_primal(
+                self.U, L, B, Gw, k, zero, zero, A_sq, w, y, 0.0, self.lmbda, self.eta
+            )
         else:  # a zero step of _trial is the plain g-step
-            _, aux, g, z, J = _trial(self.U, A, aux, zero, w, y, 0.0, self.lmbda, self.eta, self._pen_metric,
-                                     self.form)
+            _, aux, g, z, J = _trial(
+                self.U, A, aux, zero, w, y, 0.0, self.lmbda, self.eta, self._pen_metric, self.form
+            )
         J = self._check(J)
         objective, steps = [J], []
         converged = not learn and not self.learn_weights
@@ -454,8 +458,9 @@ class _Solver:
                 elif self.form == "dual":
                     aux = _mv_gram(self.U, w, A)
             if not learn:  # fixed metric: alternate g- and w-steps only
-                _, aux, g, z, J_new = _trial(self.U, A, aux, zero, w, y, 0.0, self.lmbda, self.eta,
-                                             self._pen_metric, self.form)
+                _, aux, g, z, J_new = _trial(
+                    self.U, A, aux, zero, w, y, 0.0, self.lmbda, self.eta, self._pen_metric, self.form
+                )
                 J_new = self._check(J_new)
                 steps.append(0.0)
             else:
@@ -463,13 +468,16 @@ class _Solver:
                 for _bt in range(self.max_backtrack):
                     if mode == "dual":
                         aux_t, g_t, z_t, J_t, sq_t = _trial_learn_dual(
-                            self.U, A, aux, z, g, A_sq, w, y, mu, self.lmbda, self.eta)
+                            self.U, A, aux, z, g, A_sq, w, y, mu, self.lmbda, self.eta
+                        )
                     elif mode == "factor":
                         L_t, B_t, g_t, z_t, J_t, sq_t = _trial_learn_primal(
-                            self.U, L, B, Gw, k, z, g, A_sq, w, y, mu, self.lmbda, self.eta)
+                            self.U, L, B, Gw, k, z, g, A_sq, w, y, mu, self.lmbda, self.eta
+                        )
                     else:
                         A_t, aux_t, g_t, z_t, J_t = _trial(
-                            self.U, A, aux, z, w, y, mu, self.lmbda, self.eta, self.metric, self.form)
+                            self.U, A, aux, z, w, y, mu, self.lmbda, self.eta, self.metric, self.form
+                        )
                     J_t = float(J_t)
                     if J_t <= J:
                         accepted = True
@@ -609,7 +617,9 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
         k = self.kernel
         if isinstance(k, (list, tuple)):
             if len(k) != V:
-                raise ValueError(f"kernel has {len(k)} entries but Xs has {V} views; give one kernel per view")
+                raise ValueError(
+                    f"kernel has {len(k)} entries but Xs has {V} views; give one kernel per view"
+                )
             ks = list(k)
         else:
             ks = [k] * V
@@ -665,8 +675,13 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
                 U = np.stack([_gram(get_kernel(k, **kp), X) for X, k, kp in zip(Xs, kernels, params)])
         else:  # block-Nyström path (Algorithm 1b), shared landmarks; only n x p kernel columns
             bound = "rbf" if pre else [get_kernel(k, **kp) for k, kp in zip(kernels, params)]
-            bn = block_nystrom([np.asarray(X, dtype=np.float64) for X in Xs], kernels=bound, n_components=p,
-                               seed=int(self.seed), precomputed=pre)
+            bn = block_nystrom(
+                [np.asarray(X, dtype=np.float64) for X in Xs],
+                kernels=bound,
+                n_components=p,
+                seed=int(self.seed),
+                precomputed=pre,
+            )
             U = np.stack(bn.U)
             self.nystrom_ = True
             self.landmarks_ = np.asarray(bn.landmarks)
@@ -684,7 +699,10 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
         if kernels[0] == "precomputed":
             Qs = [np.asarray(K, dtype=np.float64)[:, self.landmarks_] for K in Xs]
         else:
-            Qs = [_gram(get_kernel(k, **kp), X, L) for X, L, k, kp in zip(Xs, self.landmark_views_, kernels, params)]
+            Qs = [
+                _gram(get_kernel(k, **kp), X, L)
+                for X, L, k, kp in zip(Xs, self.landmark_views_, kernels, params)
+            ]
         if self.nystrom_:
             Qs = [Q @ W for Q, W in zip(Qs, self.nystrom_factors_)]
         return np.stack(Qs)
@@ -696,19 +714,30 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
         mu0, kernels, params = self._check_params(V)
         U = self._train_features(Xs, kernels, params)
         solver = _Solver(
-            U, self.metric, not self.nystrom_, self.lmbda, self.eta, mu0, bool(self.learn_weights),
-            self.max_iter, self.tol,
+            U,
+            self.metric,
+            not self.nystrom_,
+            self.lmbda,
+            self.eta,
+            mu0,
+            bool(self.learn_weights),
+            self.max_iter,
+            self.tol,
         )
         results = [solver.fit(Y[:, j]) for j in range(Y.shape[1])]
         self.solver_form_ = solver.form
         single = len(results) == 1
-        stack = (lambda k: np.asarray(results[0][k])) if single else (
-            lambda k: np.stack([np.asarray(r[k]) for r in results]))
+        stack = (
+            (lambda k: np.asarray(results[0][k]))
+            if single
+            else (lambda k: np.stack([np.asarray(r[k]) for r in results]))
+        )
         self.A_ = stack("A")
         self.g_ = stack("g")
         self.weights_ = stack("w")
         self.block_norms_ = (
-            _group_norms(results[0]["A"], V) if single
+            _group_norms(results[0]["A"], V)
+            if single
             else np.stack([_group_norms(r["A"], V) for r in results])
         )
         self.fit_traces_ = [

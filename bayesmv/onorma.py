@@ -108,7 +108,7 @@ def _static_terms(terms, ranges, n_views):
 
 def _kern(kfn, col, X1, X2):
     if col is not None:
-        X1, X2 = X1[:, col[0]:col[1]], X2[:, col[0]:col[1]]
+        X1, X2 = X1[:, col[0] : col[1]], X2[:, col[0] : col[1]]
     return kfn(X1, X2)
 
 
@@ -133,8 +133,30 @@ def _loss_grad(loss, f, y):
 
 
 @partial(jax.jit, static_argnames=("kfns", "cols", "groups", "n_groups", "loss", "adapt", "trunc", "block"))
-def online_pass(Xbuf, A, times, t0, delta, gamma, TW, lam, r, Xc, Yc, etas, valid, *,
-                kfns, cols, groups, n_groups, loss, adapt, trunc, block):
+def online_pass(
+    Xbuf,
+    A,
+    times,
+    t0,
+    delta,
+    gamma,
+    TW,
+    lam,
+    r,
+    Xc,
+    Yc,
+    etas,
+    valid,
+    *,
+    kfns,
+    cols,
+    groups,
+    n_groups,
+    loss,
+    adapt,
+    trunc,
+    block,
+):
     """One compiled pass of Algorithm 1 (``adapt=False``) or Algorithm 2 (``adapt=True``) over a chunk.
 
     State: input buffer ``Xbuf (cap, p)``, coefficients ``A (cap, d)`` (``α_{i,t0}``), the 1-based
@@ -211,7 +233,12 @@ def online_pass(Xbuf, A, times, t0, delta, gamma, TW, lam, r, Xc, Yc, etas, vali
         t0 = t0 + jnp.sum(vb)
         return (Xbuf, A, times, t0, delta, gamma), outs
 
-    xs = (Xc.reshape(nb, block, -1), Yc.reshape(nb, block, d), etas.reshape(nb, block), valid.reshape(nb, block))
+    xs = (
+        Xc.reshape(nb, block, -1),
+        Yc.reshape(nb, block, d),
+        etas.reshape(nb, block),
+        valid.reshape(nb, block),
+    )
     state, (F, D, Gam) = jax.lax.scan(block_step, (Xbuf, A, times, t0, delta, gamma), xs)
     return state, F.reshape(n, d), D.reshape(n, -1), Gam.reshape(n, -1)
 
@@ -231,7 +258,7 @@ def _predict_rows(Xbuf, A, TW, delta, Xq, static, chunk=2048):
     size = min(chunk, 1 << max(0, (n - 1).bit_length()))
     outs = []
     for s in range(0, n, size):
-        Xb = Xq[s:s + size]
+        Xb = Xq[s : s + size]
         m = Xb.shape[0]
         if m < size:
             Xb = np.concatenate([Xb, np.zeros((size - m, Xq.shape[1]))])
@@ -279,7 +306,9 @@ class _OnlineOVK(PersistenceMixin, BaseEstimator):
         if self.loss not in _LOSSES:
             raise ValueError(f"loss must be one of {_LOSSES}, got {self.loss!r}")
         if not (callable(self.schedule) or self.schedule in _SCHEDULES):
-            raise ValueError(f"schedule must be one of {_SCHEDULES} or a callable t -> eta_t, got {self.schedule!r}")
+            raise ValueError(
+                f"schedule must be one of {_SCHEDULES} or a callable t -> eta_t, got {self.schedule!r}"
+            )
         if self.truncation is not None:
             check_positive("truncation", self.truncation, integer=True)
         check_positive("block_size", self.block_size, integer=True)
@@ -311,7 +340,9 @@ class _OnlineOVK(PersistenceMixin, BaseEstimator):
             return Y
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != n:
-            raise ValueError(f"y must be 1-D labels of length {n} for loss={self.loss!r}, got shape {y.shape}")
+            raise ValueError(
+                f"y must be 1-D labels of length {n} for loss={self.loss!r}, got shape {y.shape}"
+            )
         if y.dtype.kind == "f" and not np.isfinite(y).all():
             raise ValueError("y contains NaN or inf")
         if first:
@@ -325,7 +356,9 @@ class _OnlineOVK(PersistenceMixin, BaseEstimator):
         pos = np.clip(pos, 0, len(cls) - 1)
         if not np.all(cls[pos] == y):
             bad = y[cls[pos] != y][0]
-            raise ValueError(f"y contains the label {bad!r} not in classes_ {list(cls)}; pass classes= on the first partial_fit")
+            raise ValueError(
+                f"y contains the label {bad!r} not in classes_ {list(cls)}; pass classes= on the first partial_fit"
+            )
         if self.loss == "hinge":
             return np.eye(len(cls))[pos]
         return one_vs_rest_targets(pos, len(cls))
@@ -402,11 +435,24 @@ class _OnlineOVK(PersistenceMixin, BaseEstimator):
         eta_c = np.concatenate([etas, np.zeros(npad)])
         r = float(getattr(self, "r", 1.0))
         state, F, D, Gam = online_pass(
-            jnp.asarray(self.X_buffer_), jnp.asarray(self.coef_), jnp.asarray(self.support_times_),
-            jnp.asarray(self.n_steps_, dtype=jnp.int64), jnp.asarray(self.delta_), jnp.asarray(self.gamma_),
-            jnp.asarray(self._TW), float(self.lam), r, jnp.asarray(Xc), jnp.asarray(Yc), jnp.asarray(eta_c),
-            jnp.asarray(valid), loss=self.loss, adapt=self._adapt,
-            trunc=None if self.truncation is None else int(self.truncation), block=block, **self._static(),
+            jnp.asarray(self.X_buffer_),
+            jnp.asarray(self.coef_),
+            jnp.asarray(self.support_times_),
+            jnp.asarray(self.n_steps_, dtype=jnp.int64),
+            jnp.asarray(self.delta_),
+            jnp.asarray(self.gamma_),
+            jnp.asarray(self._TW),
+            float(self.lam),
+            r,
+            jnp.asarray(Xc),
+            jnp.asarray(Yc),
+            jnp.asarray(eta_c),
+            jnp.asarray(valid),
+            loss=self.loss,
+            adapt=self._adapt,
+            trunc=None if self.truncation is None else int(self.truncation),
+            block=block,
+            **self._static(),
         )
         F = np.asarray(F)[:n]
         bad = ~np.isfinite(F).all(axis=1)
@@ -420,7 +466,8 @@ class _OnlineOVK(PersistenceMixin, BaseEstimator):
             warnings.warn(
                 f"{type(self).__name__}: online predictions reached {np.abs(F).max():.3g}, over 1e6 times the "
                 "targets — the steps are too large (eta_t * ||K(x, x)|| >= 2); lower eta0 or rescale the inputs",
-                RuntimeWarning, stacklevel=2,
+                RuntimeWarning,
+                stacklevel=2,
             )
         Xbuf, A, times, t_end, delta, gamma = (np.asarray(s) for s in state)
         self.X_buffer_, self.coef_, self.support_times_ = Xbuf, A, times
@@ -449,7 +496,11 @@ class _OnlineOVK(PersistenceMixin, BaseEstimator):
         if self.shuffle:
             n = len(X[0]) if isinstance(X, (list, tuple)) and np.ndim(X[0]) == 2 else len(X)
             perm = np.random.default_rng(self.seed).permutation(n)
-            X = [np.asarray(V)[perm] for V in X] if isinstance(X, (list, tuple)) and np.ndim(X[0]) == 2 else np.asarray(X)[perm]
+            X = (
+                [np.asarray(V)[perm] for V in X]
+                if isinstance(X, (list, tuple)) and np.ndim(X[0]) == 2
+                else np.asarray(X)[perm]
+            )
             y = np.asarray(y)[perm]
         return self.partial_fit(X, y, classes)
 
@@ -494,7 +545,9 @@ class _OnlineOVK(PersistenceMixin, BaseEstimator):
             estimates["kernel_weights"] = self.delta_
             for j in range(self.n_kernels_):
                 traces[f"kernel_weight_{j}"] = self.kernel_weights_[:, j]
-        self.fit_trace_ = FitTrace(estimates=estimates, traces=traces, converged=None, method=type(self).__name__)
+        self.fit_trace_ = FitTrace(
+            estimates=estimates, traces=traces, converged=None, method=type(self).__name__
+        )
 
     def _delta_for_norm(self):
         # ONORMA: ||f||² = γ; MONORMA: the paper's objective penalises Σ_j ||g^j||² (kept simple)
@@ -502,7 +555,9 @@ class _OnlineOVK(PersistenceMixin, BaseEstimator):
 
     def _check_fitted(self):
         if not hasattr(self, "n_steps_"):
-            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call 'fit' or 'partial_fit' first.")
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet; call 'fit' or 'partial_fit' first."
+            )
 
     # -- prediction -----------------------------------------------------------------------------
     def decision_function(self, X):
@@ -510,8 +565,14 @@ class _OnlineOVK(PersistenceMixin, BaseEstimator):
         self._check_fitted()
         Xa, _, _ = _prepare_inputs(X, self._multiview, self.n_features_per_view_)
         # the whole buffer (empty slots hold zero coefficients): its power-of-two size keeps compiles rare
-        return _predict_rows(jnp.asarray(self.X_buffer_), jnp.asarray(self.coef_),
-                             jnp.asarray(self._TW), jnp.asarray(self.delta_), Xa, self._static())
+        return _predict_rows(
+            jnp.asarray(self.X_buffer_),
+            jnp.asarray(self.coef_),
+            jnp.asarray(self._TW),
+            jnp.asarray(self.delta_),
+            Xa,
+            self._static(),
+        )
 
     def predict(self, X):
         """Vector-valued predictions (``loss='squared'``) or class labels (hinge losses)."""
@@ -554,8 +615,18 @@ class ONORMA(_OnlineOVK):
     ``rkhs_norms_sq_`` (||f_t||² by eq. 6, of the untruncated expansion), ``fit_trace_``.
     """
 
-    def __init__(self, kernel=None, lam=0.01, eta0=1.0, schedule="invsqrt", truncation=None, loss="squared",
-                 shuffle=False, seed=0, block_size=64):
+    def __init__(
+        self,
+        kernel=None,
+        lam=0.01,
+        eta0=1.0,
+        schedule="invsqrt",
+        truncation=None,
+        loss="squared",
+        shuffle=False,
+        seed=0,
+        block_size=64,
+    ):
         self.kernel = kernel
         self.lam = lam
         self.eta0 = eta0
@@ -587,8 +658,19 @@ class MONORMA(_OnlineOVK):
 
     _adapt = True
 
-    def __init__(self, kernels=None, r=1.0, lam=0.01, eta0=1.0, schedule="invsqrt", truncation=None,
-                 loss="squared", shuffle=False, seed=0, block_size=64):
+    def __init__(
+        self,
+        kernels=None,
+        r=1.0,
+        lam=0.01,
+        eta0=1.0,
+        schedule="invsqrt",
+        truncation=None,
+        loss="squared",
+        shuffle=False,
+        seed=0,
+        block_size=64,
+    ):
         self.kernels = kernels
         self.r = r
         self.lam = lam
@@ -677,19 +759,27 @@ def ovk_ridge_solve(Ks, TW, Y, lams, solver="auto", dense_max=4000):
                         try:
                             cf = sla.cho_factor(M + n * lam * np.eye(n), lower=True, check_finite=False)
                         except np.linalg.LinAlgError as exc:
-                            raise ValueError("OVKRidge: kernel matrix not positive definite; increase lam") from exc
+                            raise ValueError(
+                                "OVKRidge: kernel matrix not positive definite; increase lam"
+                            ) from exc
                         Z[i][:, cols] = sla.cho_solve(cf, YV[:, cols], check_finite=False)
         if not np.isfinite(Z).all():
             raise ValueError("OVKRidge solve failed (non-finite coefficients); increase lam")
         return np.einsum("knd,ed->kne", Z, V), ("eigen" if use_eig else "cholesky") + f"-split({len(groups)})"
-    G = sum(np.kron(K, T) for K, T in zip(Ks, TW)) if solver == "dense" or (solver == "auto" and n * d <= dense_max) else None
+    G = (
+        sum(np.kron(K, T) for K, T in zip(Ks, TW))
+        if solver == "dense" or (solver == "auto" and n * d <= dense_max)
+        else None
+    )
     out = []
     if G is not None:
         for lam in lams:
             try:
                 cf = sla.cho_factor(G + n * lam * np.eye(n * d), lower=True)
             except np.linalg.LinAlgError as exc:
-                raise ValueError("OVKRidge dense solve failed (matrix not positive definite); increase lam") from exc
+                raise ValueError(
+                    "OVKRidge dense solve failed (matrix not positive definite); increase lam"
+                ) from exc
             out.append(sla.cho_solve(cf, Y.reshape(-1)).reshape(n, d))
         C = np.stack(out)
         if not np.isfinite(C).all():
@@ -734,7 +824,10 @@ class OVKRidge(PersistenceMixin, BaseEstimator):
         return terms, mv
 
     def _grams(self, X1, X2, static):
-        return [np.asarray(_kern(k, c, jnp.asarray(X1), jnp.asarray(X2))) for k, c in zip(static["kfns"], static["cols"])]
+        return [
+            np.asarray(_kern(k, c, jnp.asarray(X1), jnp.asarray(X2)))
+            for k, c in zip(static["kfns"], static["cols"])
+        ]
 
     def fit(self, X, Y):
         lams = np.atleast_1d(np.asarray(self.lam, dtype=float))
@@ -743,7 +836,9 @@ class OVKRidge(PersistenceMixin, BaseEstimator):
         for lam in lams:
             check_positive("lam", float(lam))
         if self.solver not in ("auto", "eigen", "cholesky", "dense", "cg"):
-            raise ValueError(f"solver must be 'auto', 'eigen', 'cholesky', 'dense' or 'cg', got {self.solver!r}")
+            raise ValueError(
+                f"solver must be 'auto', 'eigen', 'cholesky', 'dense' or 'cg', got {self.solver!r}"
+            )
         d_guess = np.asarray(Y).shape[1] if np.ndim(Y) == 2 else 1
         terms, mv = self._terms(d_guess)
         Xa, sizes, ranges = _prepare_inputs(X, mv)
@@ -787,8 +882,14 @@ class OVKRidge(PersistenceMixin, BaseEstimator):
         if not hasattr(self, "dual_coef_"):
             raise NotFittedError("This OVKRidge instance is not fitted yet; call 'fit' first.")
         Xa, _, _ = _prepare_inputs(X, self._multiview, self.n_features_per_view_)
-        F = _predict_rows(jnp.asarray(self.X_fit_), jnp.asarray(self.dual_coef_), jnp.asarray(self._TW),
-                          jnp.ones(1), Xa, self._static_)
+        F = _predict_rows(
+            jnp.asarray(self.X_fit_),
+            jnp.asarray(self.dual_coef_),
+            jnp.asarray(self._TW),
+            jnp.ones(1),
+            Xa,
+            self._static_,
+        )
         return F[:, 0] if self._y_1d else F
 
     def score(self, X, Y):

@@ -56,7 +56,9 @@ def _resolve(qualname):
         raise ValueError(f"{qualname!r} is not a class")
     if not str(getattr(obj, "__module__", "")).startswith("bayesmv"):
         # reachable through a bayesmv module (e.g. an imported name) but defined elsewhere
-        raise ValueError(f"the file refers to {qualname!r}, a class not defined in bayesmv; refusing to load it")
+        raise ValueError(
+            f"the file refers to {qualname!r}, a class not defined in bayesmv; refusing to load it"
+        )
     return obj
 
 
@@ -89,8 +91,12 @@ class _Encoder:
             self.idatas.append(value)
             return {"__idata__": len(self.idatas) - 1}
         if isinstance(value, FitTrace):
-            return {"__fittrace__": {f.name: self.encode(getattr(value, f.name), f"{where}.{f.name}")
-                                     for f in dataclasses.fields(value)}}
+            return {
+                "__fittrace__": {
+                    f.name: self.encode(getattr(value, f.name), f"{where}.{f.name}")
+                    for f in dataclasses.fields(value)
+                }
+            }
         if isinstance(value, Kernel):
             name = next((k for k, fn in KERNELS.items() if fn is value.fn), None)
             if name is None:
@@ -98,13 +104,18 @@ class _Encoder:
             return {"__kernel__": name, "params": self.encode(dict(value.params), where)}
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             _check_ours(type(value), where)
-            fields = {f.name: self.encode(getattr(value, f.name), f"{where}.{f.name}")
-                      for f in dataclasses.fields(value) if f.init}
+            fields = {
+                f.name: self.encode(getattr(value, f.name), f"{where}.{f.name}")
+                for f in dataclasses.fields(value)
+                if f.init
+            }
             return {"__dataclass__": _qualname(type(value)), "fields": fields}
         if isinstance(value, tuple) and hasattr(value, "_fields"):
             _check_ours(type(value), where)
-            return {"__namedtuple__": _qualname(type(value)),
-                    "fields": {k: self.encode(getattr(value, k), f"{where}.{k}") for k in value._fields}}
+            return {
+                "__namedtuple__": _qualname(type(value)),
+                "fields": {k: self.encode(getattr(value, k), f"{where}.{k}") for k in value._fields},
+            }
         if isinstance(value, tuple):
             return {"__tuple__": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value)]}
         if isinstance(value, list):
@@ -113,7 +124,11 @@ class _Encoder:
             if not all(isinstance(k, str) for k in value):
                 raise TypeError(f"cannot save {where}: dict keys must be strings")
             return {"__dict__": {k: self.encode(v, f"{where}[{k!r}]") for k, v in value.items()}}
-        if callable(value) and getattr(value, "__name__", None) in KERNELS and KERNELS[value.__name__] is value:
+        if (
+            callable(value)
+            and getattr(value, "__name__", None) in KERNELS
+            and KERNELS[value.__name__] is value
+        ):
             return {"__kernel_fn__": value.__name__}
         if isinstance(value, type):
             _check_ours(value, where)
@@ -289,5 +304,7 @@ def load(path):
         for k, v in state.items():
             setattr(est, k, dec.decode(v))
     except (TypeError, KeyError, AttributeError, RecursionError) as exc:
-        raise ValueError(f"{path}: malformed estimator state in the file ({type(exc).__name__}: {exc})") from exc
+        raise ValueError(
+            f"{path}: malformed estimator state in the file ({type(exc).__name__}: {exc})"
+        ) from exc
     return est

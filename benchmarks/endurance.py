@@ -49,8 +49,14 @@ def cpu_s():
 def long_chain(n_iter, seed=0):
     Xs, y = make_latent_views(n_samples=40, n_views=2, n_latent=2, n_features=4, noise=0.3, seed=seed)
     warmup = n_iter // 10
-    est = bayesmv.M3LAKClassifier(n_latent=3, n_frequencies=20, num_warmup=warmup, num_samples=n_iter - warmup,
-                                  seed=seed, target_accept=0.8)
+    est = bayesmv.M3LAKClassifier(
+        n_latent=3,
+        n_frequencies=20,
+        num_warmup=warmup,
+        num_samples=n_iter - warmup,
+        seed=seed,
+        target_accept=0.8,
+    )
     t0, c0 = time.perf_counter(), cpu_s()
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
@@ -60,26 +66,38 @@ def long_chain(n_iter, seed=0):
     stats = idata.sample_stats
     post = idata.posterior
     finite = all(np.isfinite(np.asarray(post[v].values, dtype=float)).all() for v in post.data_vars)
-    finite &= all(np.isfinite(np.asarray(v, dtype=float)).all() for d in est.posterior_draws_ for v in d.values())
+    finite &= all(
+        np.isfinite(np.asarray(v, dtype=float)).all() for d in est.posterior_draws_ for v in d.values()
+    )
     acc_H = float(np.mean(stats["accept_prob_H"].values))
     acc_O = float(np.mean(stats["accept_prob_omega"].values))
     target = est.target_accept
     rep = bayesmv.check_convergence(idata, rhat_max=1.01, ess_min=400, var_names=["decision", "tau"])
     ess = {v.name: v.ess_bulk for v in rep.variables}
-    sampler_warnings = [str(w.message).splitlines()[0] for w in rec if "SamplerWarning" in w.category.__name__]
+    sampler_warnings = [
+        str(w.message).splitlines()[0] for w in rec if "SamplerWarning" in w.category.__name__
+    ]
     # training accuracy from the last 1,000 draws (keeps it quick; a 9,000-draw predictive in one
     # compiled chunk hung inside XLA:CPU before bayesmv.m3lak capped chunks at 1,024 draws)
     est.posterior_draws_ = [{k: v[-1000:] for k, v in d.items()} for d in est.posterior_draws_]
     acc = est.score(Xs, y)
     return {
-        "iterations": n_iter, "warmup": warmup, "finite": bool(finite),
-        "accept_H": acc_H, "accept_omega": acc_O, "target": target,
+        "iterations": n_iter,
+        "warmup": warmup,
+        "finite": bool(finite),
+        "accept_H": acc_H,
+        "accept_omega": acc_O,
+        "target": target,
         "accept_ok": bool(abs(acc_H - target) <= ACCEPT_BAND and abs(acc_O - target) <= ACCEPT_BAND),
         "divergences": int(np.asarray(stats["diverging"].values).sum()),
         "step_H": float(np.asarray(stats["step_size_H"].values)[0, -1]),
         "step_omega": float(np.asarray(stats["step_size_omega"].values)[0, -1]),
-        "ess_decision": ess.get("decision"), "ess_tau": ess.get("tau"),
-        "train_accuracy": float(acc), "wall_s": wall, "cpu_s": cpu, "warnings": sampler_warnings,
+        "ess_decision": ess.get("decision"),
+        "ess_tau": ess.get("tau"),
+        "train_accuracy": float(acc),
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "warnings": sampler_warnings,
     }
 
 
@@ -93,9 +111,12 @@ def repeated_fits(reps):
     linear = bayesmv.kernels.SeparableKernel("linear", np.eye(1))
     rbf = bayesmv.kernels.SeparableKernel("rbf", np.eye(1))
     makers = {
-        "M3LAKClassifier": (lambda: bayesmv.M3LAKClassifier(n_latent=2, n_frequencies=10, num_warmup=20,
-                                                             num_samples=20, seed=0),
-                            lambda e: e.fit(Xs, y).predict_proba(Xs)),
+        "M3LAKClassifier": (
+            lambda: bayesmv.M3LAKClassifier(
+                n_latent=2, n_frequencies=10, num_warmup=20, num_samples=20, seed=0
+            ),
+            lambda e: e.fit(Xs, y).predict_proba(Xs),
+        ),
         "MVMLClassifier": (lambda: bayesmv.MVMLClassifier(max_iter=3), lambda e: e.fit(Xs, y).predict(Xs)),
         "MVLClassifier": (lambda: bayesmv.MVLClassifier(), lambda e: e.fit(Xs, y).predict(Xs)),
         "MKC": (lambda: bayesmv.MKC(method="embd_ht", max_iter=20), lambda e: e.fit_transform(Ks)[1]),
@@ -116,9 +137,18 @@ def repeated_fits(reps):
                 gc.collect()
                 rss.append((i + 1, vm_rss_mib()))
         first, last = rss[0][1], rss[-1][1]
-        rows.append({"name": name, "reps": reps, "rss_first": first, "rss_last": last, "growth": last - first,
-                     "ok": last - first < RSS_GROWTH_LIMIT_MIB, "trace": rss,
-                     "ms_per_rep": 1000 * (time.perf_counter() - t0) / reps})
+        rows.append(
+            {
+                "name": name,
+                "reps": reps,
+                "rss_first": first,
+                "rss_last": last,
+                "growth": last - first,
+                "ok": last - first < RSS_GROWTH_LIMIT_MIB,
+                "trace": rss,
+                "ms_per_rep": 1000 * (time.perf_counter() - t0) / reps,
+            }
+        )
     return rows
 
 
@@ -137,16 +167,20 @@ def main(argv=None):
     band = f"[{a['target'] - ACCEPT_BAND:.2f}, {a['target'] + ACCEPT_BAND:.2f}]"
     print(f"{'H (rows)':<10} {a['accept_H']:>12.3f} {a['target']:>8.2f} {band:>14} {a['step_H']:>11.3g}")
     print(f"{'Omega':<10} {a['accept_omega']:>12.3f} {a['target']:>8.2f} {band:>14} {a['step_omega']:>11.3g}")
-    print(f"all draws finite: {a['finite']}; divergent transitions: {a['divergences']} / {n_iter - a['warmup']}; "
-          f"bulk ESS decision {a['ess_decision']:.0f}, tau {a['ess_tau']:.0f}; train accuracy {a['train_accuracy']:.3f}")
+    print(
+        f"all draws finite: {a['finite']}; divergent transitions: {a['divergences']} / {n_iter - a['warmup']}; "
+        f"bulk ESS decision {a['ess_decision']:.0f}, tau {a['ess_tau']:.0f}; train accuracy {a['train_accuracy']:.3f}"
+    )
     print(f"time: {a['wall_s']:.1f} s wall, {a['cpu_s']:.1f} s CPU (incl. compile)")
     for w in a["warnings"]:
         print(f"  warning: {w}")
 
     if args.part == "A":
-        print(f"\nSUMMARY endurance: {'PASS' if a['finite'] and a['accept_ok'] else 'FAIL'} — {n_iter}-iteration "
-              f"M3LAK chain finite={a['finite']}, accept H {a['accept_H']:.2f} / Omega {a['accept_omega']:.2f} "
-              f"(target {a['target']:.2f}±{ACCEPT_BAND}), {a['divergences']} divergences")
+        print(
+            f"\nSUMMARY endurance: {'PASS' if a['finite'] and a['accept_ok'] else 'FAIL'} — {n_iter}-iteration "
+            f"M3LAK chain finite={a['finite']}, accept H {a['accept_H']:.2f} / Omega {a['accept_omega']:.2f} "
+            f"(target {a['target']:.2f}±{ACCEPT_BAND}), {a['divergences']} divergences"
+        )
         return 0 if a["finite"] and a["accept_ok"] else 1
     return _report_b(repeated_fits(reps), reps, a)
 
@@ -157,18 +191,24 @@ def _report_b(b, reps, a):
     print(f"{'estimator':<16} {'first':>8} {'last':>8} {'growth':>8} {'ms/rep':>8}  ok   trace (rep: MiB)")
     for r in b:
         trace = ", ".join(f"{i}: {m:.0f}" for i, m in r["trace"])
-        print(f"{r['name']:<16} {r['rss_first']:>8.1f} {r['rss_last']:>8.1f} {r['growth']:>+8.1f} "
-              f"{r['ms_per_rep']:>8.1f}  {'yes' if r['ok'] else 'NO '}  {trace}")
+        print(
+            f"{r['name']:<16} {r['rss_first']:>8.1f} {r['rss_last']:>8.1f} {r['growth']:>+8.1f} "
+            f"{r['ms_per_rep']:>8.1f}  {'yes' if r['ok'] else 'NO '}  {trace}"
+        )
 
     growth = max(r["growth"] for r in b)
     if a is None:
         ok = all(r["ok"] for r in b)
-        print(f"\nSUMMARY endurance: {'PASS' if ok else 'FAIL'} — {reps}x fit/predict max RSS growth {growth:+.1f} MiB")
+        print(
+            f"\nSUMMARY endurance: {'PASS' if ok else 'FAIL'} — {reps}x fit/predict max RSS growth {growth:+.1f} MiB"
+        )
         return 0 if ok else 1
     ok = a["finite"] and a["accept_ok"] and all(r["ok"] for r in b)
-    print(f"\nSUMMARY endurance: {'PASS' if ok else 'FAIL'} — {n_iter}-iteration M3LAK chain finite={a['finite']}, "
-          f"accept H {a['accept_H']:.2f} / Omega {a['accept_omega']:.2f} (target {a['target']:.2f}±{ACCEPT_BAND}), "
-          f"{a['divergences']} divergences; {reps}x fit/predict max RSS growth {growth:+.1f} MiB")
+    print(
+        f"\nSUMMARY endurance: {'PASS' if ok else 'FAIL'} — {n_iter}-iteration M3LAK chain finite={a['finite']}, "
+        f"accept H {a['accept_H']:.2f} / Omega {a['accept_omega']:.2f} (target {a['target']:.2f}±{ACCEPT_BAND}), "
+        f"{a['divergences']} divergences; {reps}x fit/predict max RSS growth {growth:+.1f} MiB"
+    )
     return 0 if ok else 1
 
 

@@ -59,27 +59,55 @@ def worker(method, n, landmarks, cg_iter):
     elif method == "mvl_ls_cg":
         from bayesmv.mvl import MVLClassifier
 
-        est = MVLClassifier(solver="cg", gamma_A=1e-3, gamma_B=1e-6, gamma_W=1e-6, cg_tol=1e-4,
-                            cg_max_iter=int(cg_iter))
+        est = MVLClassifier(
+            solver="cg", gamma_A=1e-3, gamma_B=1e-6, gamma_W=1e-6, cg_tol=1e-4, cg_max_iter=int(cg_iter)
+        )
         est.fit(Xs, y)
-        info = {"cg_iterations": int(est.n_iter_),
-                "cg_residual": float(np.asarray(est.fit_trace_.traces["residual"])[-1])}
+        info = {
+            "cg_iterations": int(est.n_iter_),
+            "cg_residual": float(np.asarray(est.fit_trace_.traces["residual"])[-1]),
+        }
     else:
         raise ValueError(method)
     fit_s = time.perf_counter() - t0
     m = min(n, 2000)
     acc = float(np.mean(est.predict([X[:m] for X in Xs]) == y[:m]))
-    print(json.dumps({"method": method, "n": n, "peak_bytes": _vm_hwm_bytes(), "base_bytes": base,
-                      "fit_s": fit_s, "train_acc_first_2000": acc, **info}))
+    print(
+        json.dumps(
+            {
+                "method": method,
+                "n": n,
+                "peak_bytes": _vm_hwm_bytes(),
+                "base_bytes": base,
+                "fit_s": fit_s,
+                "train_acc_first_2000": acc,
+                **info,
+            }
+        )
+    )
 
 
 def run(method, n, landmarks, cg_iter, timeout):
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", method, str(n), "--landmarks",
-           str(landmarks), "--cg-iter", str(cg_iter)]
+    cmd = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--worker",
+        method,
+        str(n),
+        "--landmarks",
+        str(landmarks),
+        "--cg-iter",
+        str(cg_iter),
+    ]
     t0 = time.perf_counter()
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                             env={**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false"})
+        out = subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false"},
+        )
     except subprocess.TimeoutExpired:
         return {"method": method, "n": n, "error": f"timeout after {timeout} s"}
     lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
@@ -104,27 +132,40 @@ def main(argv=None):
         return 0
     sizes = args.sizes or ([2000, 4000] if args.quick else [10000, 25000, 50000])
     cg_iter = 5 if args.quick else args.cg_iter
-    print(f"{'method':<14} {'n':>7} {'peak MiB':>9} {'base MiB':>9} {'n x n MiB':>10} {'peak/nxn':>9} "
-          f"{'fit s':>8}  notes")
+    print(
+        f"{'method':<14} {'n':>7} {'peak MiB':>9} {'base MiB':>9} {'n x n MiB':>10} {'peak/nxn':>9} "
+        f"{'fit s':>8}  notes"
+    )
     worst = {}
     for n in sizes:
         for method in METHODS:
             r = run(method, n, args.landmarks, cg_iter, args.timeout)
             dense = 8 * n * n / 2**20
             if "error" in r:
-                print(f"{method:<14} {n:>7} {'-':>9} {'-':>9} {dense:>10.0f} {'-':>9} {'-':>8}  ERROR {r['error']}")
+                print(
+                    f"{method:<14} {n:>7} {'-':>9} {'-':>9} {dense:>10.0f} {'-':>9} {'-':>8}  ERROR {r['error']}"
+                )
                 continue
             peak, base = r["peak_bytes"] / 2**20, r["base_bytes"] / 2**20
-            notes = ", ".join(f"{k}={v:.2g}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()
-                              if k in ("form", "landmarks", "cg_iterations", "cg_residual", "train_acc_first_2000"))
-            print(f"{method:<14} {n:>7} {peak:>9.0f} {base:>9.0f} {dense:>10.0f} {peak / dense:>9.3f} "
-                  f"{r['fit_s']:>8.1f}  {notes}", flush=True)
+            notes = ", ".join(
+                f"{k}={v:.2g}" if isinstance(v, float) else f"{k}={v}"
+                for k, v in r.items()
+                if k in ("form", "landmarks", "cg_iterations", "cg_residual", "train_acc_first_2000")
+            )
+            print(
+                f"{method:<14} {n:>7} {peak:>9.0f} {base:>9.0f} {dense:>10.0f} {peak / dense:>9.3f} "
+                f"{r['fit_s']:>8.1f}  {notes}",
+                flush=True,
+            )
             worst[(method, n)] = peak
     if worst:
         nmax = max(n for _, n in worst)
         parts = [f"{m} {worst[(m, nmax)]:.0f} MiB" for m in METHODS if (m, nmax) in worst]
-        print(f"SUMMARY kernel_memory: peak RSS at n={nmax}: " + ", ".join(parts)
-              + f" (one dense n x n Gram would be {8 * nmax * nmax / 2**20:.0f} MiB)")
+        print(
+            f"SUMMARY kernel_memory: peak RSS at n={nmax}: "
+            + ", ".join(parts)
+            + f" (one dense n x n Gram would be {8 * nmax * nmax / 2**20:.0f} MiB)"
+        )
     else:
         print("SUMMARY kernel_memory: no run finished")
     return 0

@@ -49,26 +49,56 @@ import bayesmv  # noqa: F401  (float64)
 # cache lets the 5 splits (and the 4 chains) share one compile.
 jax.config.update("jax_compilation_cache_dir", os.environ.get("BAYESMV_JAX_CACHE", "/tmp/bayesmv_jax_cache"))
 from bayesmv import M3LAKClassifier
-from bayesmv.datasets import (load_mfeat, make_latent_views, observed_mask, standardize_views,
-                              train_test_split_views)
+from bayesmv.datasets import (
+    load_mfeat,
+    make_latent_views,
+    observed_mask,
+    standardize_views,
+    train_test_split_views,
+)
 from bayesmv.diagnostics import check_convergence
 from bayesmv.m3lak import predictive_latent_moments
 
 FULL = dict(
-    n_train=300, splits=5, num_warmup=500, num_samples=250, num_chains=4,
-    synth_n_train=200, synth_n_test=500, synth_warmup=500, synth_samples=250, synth_chains=2,
-    tasks=("even_odd", "low_high"), view_sets=(("fou", "kar"), None),
+    n_train=300,
+    splits=5,
+    num_warmup=500,
+    num_samples=250,
+    num_chains=4,
+    synth_n_train=200,
+    synth_n_test=500,
+    synth_warmup=500,
+    synth_samples=250,
+    synth_chains=2,
+    tasks=("even_odd", "low_high"),
+    view_sets=(("fou", "kar"), None),
 )
 QUICK = dict(
-    n_train=60, splits=1, num_warmup=30, num_samples=30, num_chains=4,
-    synth_n_train=60, synth_n_test=100, synth_warmup=30, synth_samples=30, synth_chains=2,
-    tasks=("even_odd",), view_sets=(("fou", "kar"),),
+    n_train=60,
+    splits=1,
+    num_warmup=30,
+    num_samples=30,
+    num_chains=4,
+    synth_n_train=60,
+    synth_n_test=100,
+    synth_warmup=30,
+    synth_samples=30,
+    synth_chains=2,
+    tasks=("even_odd",),
+    view_sets=(("fou", "kar"),),
 )
 
 
 def _m3lak(cfg, seed, warmup, samples, chains, **kw):
-    params = dict(n_latent=20, n_frequencies=100, C=1.0, num_warmup=warmup, num_samples=samples,
-                  num_chains=chains, seed=seed)
+    params = dict(
+        n_latent=20,
+        n_frequencies=100,
+        C=1.0,
+        num_warmup=warmup,
+        num_samples=samples,
+        num_chains=chains,
+        seed=seed,
+    )
     params.update(kw)
     return M3LAKClassifier(**params)
 
@@ -84,7 +114,9 @@ def _curvature_bound(model, radius=3.0):
     omega, beta = np.asarray(draws["omega"]), np.asarray(draws["beta"])
     M = omega.shape[1]
     norm = np.sqrt(np.sum(omega**2, -1))
-    terms = np.abs(beta[:, :M]) * (norm * radius) ** 2 / 2 + np.abs(beta[:, M:2 * M]) * (norm * radius) ** 3 / 6
+    terms = (
+        np.abs(beta[:, :M]) * (norm * radius) ** 2 / 2 + np.abs(beta[:, M : 2 * M]) * (norm * radius) ** 3 / 6
+    )
     return float(np.max(np.sum(terms, -1)) / np.sqrt(M))
 
 
@@ -103,24 +135,36 @@ def part_a(cfg):
     rows = []
     for rule in ("circle", "xor"):
         n = cfg["synth_n_train"] + cfg["synth_n_test"]
-        Xs, y = make_latent_views(n_samples=n, n_views=2, n_latent=2, n_features=10, noise=0.3, rule=rule, seed=1)
+        Xs, y = make_latent_views(
+            n_samples=n, n_views=2, n_latent=2, n_features=10, noise=0.3, rule=rule, seed=1
+        )
         Xtr, Xte, ytr, yte = train_test_split_views(Xs, y, test_size=cfg["synth_n_test"], seed=0)
         res = {}
-        for name, kw in [("M3LAK (DP spectrum)", {}), (LINEAR, dict(spectral_prior="gaussian", lengthscale=1e4, v=1e-7))]:
+        for name, kw in [
+            ("M3LAK (DP spectrum)", {}),
+            (LINEAR, dict(spectral_prior="gaussian", lengthscale=1e4, v=1e-7)),
+        ]:
             t0 = time.perf_counter()
-            model = _m3lak(cfg, 0, cfg["synth_warmup"], cfg["synth_samples"], cfg["synth_chains"],
-                           n_latent=2, **kw).fit(Xtr, ytr)
+            model = _m3lak(
+                cfg, 0, cfg["synth_warmup"], cfg["synth_samples"], cfg["synth_chains"], n_latent=2, **kw
+            ).fit(Xtr, ytr)
             proba = model.predict_proba(Xte)[:, 1]
-            res[name] = (float(np.mean((proba > 0.5) == yte)), _brier(proba, yte), time.perf_counter() - t0,
-                         _curvature_bound(model))
+            res[name] = (
+                float(np.mean((proba > 0.5) == yte)),
+                _brier(proba, yte),
+                time.perf_counter() - t0,
+                _curvature_bound(model),
+            )
         Ztr, Zte = standardize_views(Xtr, Xte)
         lr = LogisticRegression(max_iter=2000).fit(np.hstack(Ztr), ytr)
         p = lr.predict_proba(np.hstack(Zte))[:, 1]
         res["logistic regression (views)"] = (float(np.mean((p > 0.5) == yte)), _brier(p, yte), 0.0, 0.0)
         rows.append((rule, res))
-    print(f"\nA. make_latent_views (2 views x 10 features, latent dim 2, noise 0.3), "
-          f"{cfg['synth_n_train']} train / {cfg['synth_n_test']} test; M3LAK n_latent=2, M=100, "
-          f"{cfg['synth_chains']} chains x ({cfg['synth_warmup']}+{cfg['synth_samples']})")
+    print(
+        f"\nA. make_latent_views (2 views x 10 features, latent dim 2, noise 0.3), "
+        f"{cfg['synth_n_train']} train / {cfg['synth_n_test']} test; M3LAK n_latent=2, M=100, "
+        f"{cfg['synth_chains']} chains x ({cfg['synth_warmup']}+{cfg['synth_samples']})"
+    )
     print(f"{'rule':<7} {'method':<32} {'accuracy':>8} {'Brier':>7} {'time s':>7} {'curv':>9}")
     for rule, res in rows:
         for name, (acc, br, t, curv) in res.items():
@@ -141,8 +185,9 @@ def _svc(Xtr, ytr, seed):
     grid = {"C": [0.1, 1.0, 10.0, 100.0], "gamma": [g / d for g in (0.1, 0.3, 1.0, 3.0)]}
     cv = StratifiedKFold(5, shuffle=True, random_state=seed)
     search = GridSearchCV(SVC(kernel="rbf"), grid, cv=cv, n_jobs=1).fit(Xtr, ytr)
-    best = CalibratedClassifierCV(SVC(kernel="rbf", **search.best_params_), method="sigmoid", cv=cv,
-                                  ensemble=False).fit(Xtr, ytr)
+    best = CalibratedClassifierCV(
+        SVC(kernel="rbf", **search.best_params_), method="sigmoid", cv=cv, ensemble=False
+    ).fit(Xtr, ytr)
     return best, search.best_params_
 
 
@@ -175,9 +220,13 @@ def part_b(cfg):
             y = tasks[task](digits)
             acc_m, br_m, acc_s, br_s, acc_h, rh, t_m = [], [], [], [], [], [], []
             for split in range(cfg["splits"]):
-                Xtr, Xte, ytr, yte = train_test_split_views(Xs, y, test_size=len(y) - cfg["n_train"], seed=split)
+                Xtr, Xte, ytr, yte = train_test_split_views(
+                    Xs, y, test_size=len(y) - cfg["n_train"], seed=split
+                )
                 t0 = time.perf_counter()
-                model = _m3lak(cfg, split, cfg["num_warmup"], cfg["num_samples"], cfg["num_chains"]).fit(Xtr, ytr)
+                model = _m3lak(cfg, split, cfg["num_warmup"], cfg["num_samples"], cfg["num_chains"]).fit(
+                    Xtr, ytr
+                )
                 proba = model.predict_proba(Xte)[:, 1]
                 t_m.append(time.perf_counter() - t0)
                 acc_m.append(np.mean((proba > 0.5) == yte))
@@ -189,24 +238,45 @@ def part_b(cfg):
                 acc_s.append(np.mean(svc.predict(Zte) == yte))
                 br_s.append(_brier(svc.predict_proba(Zte)[:, 1], yte))
                 acc_h.append(_latent_svc_accuracy(model, Xtr, ytr, Xte, yte, split))
-                print(f"  {task} {'+'.join(views) if views else 'all6'} split {split}: M3LAK acc {acc_m[-1]:.3f} "
-                      f"Brier {br_m[-1]:.3f} rhat {rh[-1]:.3f} ({t_m[-1]:.0f} s) | SVC acc {acc_s[-1]:.3f} "
-                      f"Brier {br_s[-1]:.3f} | latent SVC acc {acc_h[-1]:.3f}", flush=True)
-            out.append(dict(task=task, views="+".join(views) if views else "all 6",
-                            acc_m=np.mean(acc_m), sd_m=np.std(acc_m), br_m=np.mean(br_m),
-                            acc_s=np.mean(acc_s), sd_s=np.std(acc_s), br_s=np.mean(br_s), acc_h=np.mean(acc_h),
-                            rhat=np.max(rh), rhat_med=np.median(rh), t=np.mean(t_m)))
-    print(f"\nB. mfeat binary tasks, {cfg['n_train']} train / {2000 - cfg['n_train']} test, "
-          f"{cfg['splits']} splits; M3LAK m=20, M=100, C=1, {cfg['num_chains']} chains x "
-          f"({cfg['num_warmup']}+{cfg['num_samples']}); SVC RBF, (C, gamma) by 5-fold grid search")
-    hdr = (f"{'task':<9} {'views':<8} {'M3LAK acc':>10} {'SVC acc':>10} {'ratio':>6} {'M3LAK Brier':>11} "
-           f"{'SVC Brier':>9} {'ratio':>6} {'latent SVC':>10} {'max rhat':>8} {'med rhat':>8} {'fit s':>6}")
+                print(
+                    f"  {task} {'+'.join(views) if views else 'all6'} split {split}: M3LAK acc {acc_m[-1]:.3f} "
+                    f"Brier {br_m[-1]:.3f} rhat {rh[-1]:.3f} ({t_m[-1]:.0f} s) | SVC acc {acc_s[-1]:.3f} "
+                    f"Brier {br_s[-1]:.3f} | latent SVC acc {acc_h[-1]:.3f}",
+                    flush=True,
+                )
+            out.append(
+                dict(
+                    task=task,
+                    views="+".join(views) if views else "all 6",
+                    acc_m=np.mean(acc_m),
+                    sd_m=np.std(acc_m),
+                    br_m=np.mean(br_m),
+                    acc_s=np.mean(acc_s),
+                    sd_s=np.std(acc_s),
+                    br_s=np.mean(br_s),
+                    acc_h=np.mean(acc_h),
+                    rhat=np.max(rh),
+                    rhat_med=np.median(rh),
+                    t=np.mean(t_m),
+                )
+            )
+    print(
+        f"\nB. mfeat binary tasks, {cfg['n_train']} train / {2000 - cfg['n_train']} test, "
+        f"{cfg['splits']} splits; M3LAK m=20, M=100, C=1, {cfg['num_chains']} chains x "
+        f"({cfg['num_warmup']}+{cfg['num_samples']}); SVC RBF, (C, gamma) by 5-fold grid search"
+    )
+    hdr = (
+        f"{'task':<9} {'views':<8} {'M3LAK acc':>10} {'SVC acc':>10} {'ratio':>6} {'M3LAK Brier':>11} "
+        f"{'SVC Brier':>9} {'ratio':>6} {'latent SVC':>10} {'max rhat':>8} {'med rhat':>8} {'fit s':>6}"
+    )
     print(hdr)
     for r in out:
-        print(f"{r['task']:<9} {r['views']:<8} {r['acc_m']:>6.3f}±{r['sd_m']:.2f} {r['acc_s']:>6.3f}±{r['sd_s']:.2f} "
-              f"{r['acc_m'] / r['acc_s']:>6.3f} {r['br_m']:>11.4f} {r['br_s']:>9.4f} {r['br_m'] / r['br_s']:>6.3f} "
-              f"{r['acc_h']:>10.3f} "
-              f"{r['rhat']:>8.3f} {r['rhat_med']:>8.3f} {r['t']:>6.1f}")
+        print(
+            f"{r['task']:<9} {r['views']:<8} {r['acc_m']:>6.3f}±{r['sd_m']:.2f} {r['acc_s']:>6.3f}±{r['sd_s']:.2f} "
+            f"{r['acc_m'] / r['acc_s']:>6.3f} {r['br_m']:>11.4f} {r['br_s']:>9.4f} {r['br_m'] / r['br_s']:>6.3f} "
+            f"{r['acc_h']:>10.3f} "
+            f"{r['rhat']:>8.3f} {r['rhat_med']:>8.3f} {r['t']:>6.1f}"
+        )
     return out
 
 
@@ -232,8 +302,10 @@ def main(argv=None):
         acc_ratio = np.mean([r["acc_m"] / r["acc_s"] for r in mfeat])
         br_ratio = np.mean([r["br_m"] / r["br_s"] for r in mfeat])
         lat_ratio = np.mean([r["acc_h"] / r["acc_s"] for r in mfeat])
-        heads.append(f"mfeat acc/SVC x{acc_ratio:.3f}, Brier/SVC x{br_ratio:.2f}, latent-SVC/SVC x{lat_ratio:.3f}, "
-                     f"max rhat {max(r['rhat'] for r in mfeat):.3f}")
+        heads.append(
+            f"mfeat acc/SVC x{acc_ratio:.3f}, Brier/SVC x{br_ratio:.2f}, latent-SVC/SVC x{lat_ratio:.3f}, "
+            f"max rhat {max(r['rhat'] for r in mfeat):.3f}"
+        )
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")
     print("SUMMARY m3lak_accuracy: " + "; ".join(heads))
 

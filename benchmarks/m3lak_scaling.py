@@ -75,9 +75,11 @@ def main(argv=None):
     else:
         cfg = M3LAKConfig(augmented=True)  # the paper's conditionals (the costlier form)
         sizes, dims, n_sweeps, big = (1000, 2000, 5000, 10000, 20000), VIEW_DIMS, args.sweeps or 5, 100_000
-    print(f"M3LAK sweep scaling: views {dims}, m={cfg.n_latent}, M={cfg.n_frequencies}, "
-          f"HMC leapfrog steps H={cfg.hmc_steps_h}, Ω={cfg.hmc_steps_omega}; "
-          f"{jax.device_count()} device(s) {jax.devices()[0].platform}")
+    print(
+        f"M3LAK sweep scaling: views {dims}, m={cfg.n_latent}, M={cfg.n_frequencies}, "
+        f"HMC leapfrog steps H={cfg.hmc_steps_h}, Ω={cfg.hmc_steps_omega}; "
+        f"{jax.device_count()} device(s) {jax.devices()[0].platform}"
+    )
     print(f"{'N':>8} {'s/sweep':>10} {'t(N)/t(N/2)':>12} {'compile s':>10} {'peak RSS MB':>12}")
     rows = {}
     prev = None
@@ -96,11 +98,15 @@ def main(argv=None):
     ref_n = 10000 if 10000 in rows else max(rows)
     proj = 200 * rows[ref_n] * (10000 / ref_n)
     speedup = PAPER_SECONDS_200_AT_10K / proj
-    print(f"projected 200 iterations at N=10,000: {proj:.1f} s (paper Table 3: {PAPER_SECONDS_200_AT_10K:.0f} s)"
-          f" -> {speedup:.0f}x faster; target <= 60 s: {'met' if proj <= 60 else 'NOT met'}")
-    print(f"SUMMARY m3lak_scaling: 200 sweeps @N=10k ~{proj:.0f}s ({speedup:.0f}x paper's 5541s), "
-          f"t(2N)/t(N) mean {np.mean(doubling):.2f}, peak RSS {peak_rss_mb():.0f} MB"
-          + (" (incl. N=100k)" if big else " (quick mode)"))
+    print(
+        f"projected 200 iterations at N=10,000: {proj:.1f} s (paper Table 3: {PAPER_SECONDS_200_AT_10K:.0f} s)"
+        f" -> {speedup:.0f}x faster; target <= 60 s: {'met' if proj <= 60 else 'NOT met'}"
+    )
+    print(
+        f"SUMMARY m3lak_scaling: 200 sweeps @N=10k ~{proj:.0f}s ({speedup:.0f}x paper's 5541s), "
+        f"t(2N)/t(N) mean {np.mean(doubling):.2f}, peak RSS {peak_rss_mb():.0f} MB"
+        + (" (incl. N=100k)" if big else " (quick mode)")
+    )
 
 
 if __name__ == "__main__":

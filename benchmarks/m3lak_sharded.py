@@ -96,20 +96,45 @@ def worker(n, devices, sweeps, m, M, dims, spectral_prior):
         times.append(time.perf_counter() - t0)
     live = bd.per_device_bytes((state, data))
     H_spec = str(getattr(state.latent.H.sharding, "spec", "single device"))
-    print(json.dumps({
-        "n": n, "devices": devices, "sweep_s": float(np.median(times)), "compile_s": compile_s,
-        "arg_bytes": arg, "temp_bytes": tmp, "live_max_bytes": max(live.values()),
-        "live_total_bytes": sum(live.values()), "rss_peak_bytes": _vm_hwm_bytes(), "H_sharding": H_spec,
-        "accept_H": float(state.accept_prob_H), "finite": int(state.nonfinite) == 0,
-    }))
+    print(
+        json.dumps(
+            {
+                "n": n,
+                "devices": devices,
+                "sweep_s": float(np.median(times)),
+                "compile_s": compile_s,
+                "arg_bytes": arg,
+                "temp_bytes": tmp,
+                "live_max_bytes": max(live.values()),
+                "live_total_bytes": sum(live.values()),
+                "rss_peak_bytes": _vm_hwm_bytes(),
+                "H_sharding": H_spec,
+                "accept_H": float(state.accept_prob_H),
+                "finite": int(state.nonfinite) == 0,
+            }
+        )
+    )
 
 
 def run(n, devices, sweeps, args):
     env = dict(os.environ)
     flags = env.get("XLA_FLAGS", "")
     env["XLA_FLAGS"] = (flags + f" --xla_force_host_platform_device_count={max(devices, 1)}").strip()
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", str(n), str(devices), "--sweeps", str(sweeps),
-           "--m", str(args.m), "--M", str(args.M), "--spectral-prior", args.spectral_prior]
+    cmd = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--worker",
+        str(n),
+        str(devices),
+        "--sweeps",
+        str(sweeps),
+        "--m",
+        str(args.m),
+        "--M",
+        str(args.M),
+        "--spectral-prior",
+        args.spectral_prior,
+    ]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
     except subprocess.TimeoutExpired:
@@ -129,15 +154,26 @@ def main(argv=None):
     ap.add_argument("--sweeps", type=int, default=3)
     ap.add_argument("--m", type=int, default=None, help="latent dimension (default 20; --quick: 5)")
     ap.add_argument("--M", type=int, default=None, help="random frequencies (default 100; --quick: 20)")
-    ap.add_argument("--spectral-prior", default="dp", choices=("gaussian", "dp"),
-                    help="'dp' (the default prior) or 'gaussian' (a fixed RBF spectrum, no DP block)")
+    ap.add_argument(
+        "--spectral-prior",
+        default="dp",
+        choices=("gaussian", "dp"),
+        help="'dp' (the default prior) or 'gaussian' (a fixed RBF spectrum, no DP block)",
+    )
     ap.add_argument("--no-baseline", action="store_true", help="skip the one-device runs")
     ap.add_argument("--timeout", type=float, default=3000)
     ap.add_argument("--worker", nargs=2, type=int, metavar=("N", "DEVICES"))
     args = ap.parse_args(argv)
     if args.worker:
-        worker(args.worker[0], args.worker[1], args.sweeps, args.m or 20, args.M or 100, VIEW_DIMS,
-               args.spectral_prior)
+        worker(
+            args.worker[0],
+            args.worker[1],
+            args.sweeps,
+            args.m or 20,
+            args.M or 100,
+            VIEW_DIMS,
+            args.spectral_prior,
+        )
         return 0
     sizes = args.sizes or ([1000] if args.quick else [100_000, 400_000])
     sweeps = 2 if args.quick else args.sweeps
@@ -145,10 +181,14 @@ def main(argv=None):
     args.M = args.M or (20 if args.quick else 100)
     args.no_baseline = args.no_baseline or args.quick  # --quick: one compile (the sharded run) only
     D = args.devices
-    print(f"M3LAK sweep, 5 views {VIEW_DIMS}, m={args.m}, M={args.M}, spectral prior {args.spectral_prior!r}; "
-          f"{D} forced CPU devices vs 1 device")
-    print(f"{'N':>8} {'dev':>4} {'sweep s':>8} {'compile s':>9} {'args MiB/dev':>12} {'temp MiB/dev':>12} "
-          f"{'live MiB/dev':>12} {'RSS MiB':>8}  H sharding")
+    print(
+        f"M3LAK sweep, 5 views {VIEW_DIMS}, m={args.m}, M={args.M}, spectral prior {args.spectral_prior!r}; "
+        f"{D} forced CPU devices vs 1 device"
+    )
+    print(
+        f"{'N':>8} {'dev':>4} {'sweep s':>8} {'compile s':>9} {'args MiB/dev':>12} {'temp MiB/dev':>12} "
+        f"{'live MiB/dev':>12} {'RSS MiB':>8}  H sharding"
+    )
     rows = {}
     for n in sizes:
         for dev in ([1] if not args.no_baseline else []) + [D]:
@@ -158,9 +198,12 @@ def main(argv=None):
                 continue
             rows[(n, dev)] = r
             mib = lambda b: b / 2**20  # noqa: E731
-            print(f"{n:>8} {dev:>4} {r['sweep_s']:>8.2f} {r['compile_s']:>9.1f} {mib(r['arg_bytes']):>12.1f} "
-                  f"{mib(r['temp_bytes']):>12.1f} {mib(r['live_max_bytes']):>12.1f} {mib(r['rss_peak_bytes']):>8.0f}"
-                  f"  {r['H_sharding']}{'' if r['finite'] else '  NON-FINITE'}", flush=True)
+            print(
+                f"{n:>8} {dev:>4} {r['sweep_s']:>8.2f} {r['compile_s']:>9.1f} {mib(r['arg_bytes']):>12.1f} "
+                f"{mib(r['temp_bytes']):>12.1f} {mib(r['live_max_bytes']):>12.1f} {mib(r['rss_peak_bytes']):>8.0f}"
+                f"  {r['H_sharding']}{'' if r['finite'] else '  NON-FINITE'}",
+                flush=True,
+            )
     parts = []
     for n in sizes:
         if (n, D) in rows:

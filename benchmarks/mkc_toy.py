@@ -36,31 +36,136 @@ from bayesmv.mkc import MKC, knn_complete, mkc_lambda_grid
 # rows for 1, 2 and 3 missing views per selected sample.
 PAPER_TABLE1 = {
     1: {
-        "embd_ht": {"TOYL": (0.07, 0.09), "TOYG1": (7.40, 9.20), "TOYG0.1": (84.91, 5.18), "TOYLG1": (4.50, 6.72)},
-        "app": {"TOYL": (0.09, 0.10), "TOYG1": (5.02, 3.60), "TOYG0.1": (76.24, 10.59), "TOYLG1": (2.11, 3.40)},
-        "sdp": {"TOYL": (0.22, 0.32), "TOYG1": (11.29, 6.29), "TOYG0.1": (7.83, 5.46), "TOYLG1": (6.06, 7.84)},
-        "embd_hm": {"TOYL": (0.19, 0.18), "TOYG1": (27.54, 14.38), "TOYG0.1": (86.08, 6.34), "TOYLG1": (8.93, 11.86)},
-        "rnd": {"TOYL": (0.08, 0.09), "TOYG1": (16.79, 13.14), "TOYG0.1": (93.36, 5.18), "TOYLG1": (4.50, 6.72)},
-        "knn": {"TOYL": (0.34, 0.53), "TOYG1": (42.89, 27.93), "TOYG0.1": (62.69, 8.77), "TOYLG1": (11.27, 15.53)},
-        "wknn": {"TOYL": (0.34, 0.53), "TOYG1": (45.47, 29.50), "TOYG0.1": (62.80, 8.86), "TOYLG1": (15.30, 20.15)},
+        "embd_ht": {
+            "TOYL": (0.07, 0.09),
+            "TOYG1": (7.40, 9.20),
+            "TOYG0.1": (84.91, 5.18),
+            "TOYLG1": (4.50, 6.72),
+        },
+        "app": {
+            "TOYL": (0.09, 0.10),
+            "TOYG1": (5.02, 3.60),
+            "TOYG0.1": (76.24, 10.59),
+            "TOYLG1": (2.11, 3.40),
+        },
+        "sdp": {
+            "TOYL": (0.22, 0.32),
+            "TOYG1": (11.29, 6.29),
+            "TOYG0.1": (7.83, 5.46),
+            "TOYLG1": (6.06, 7.84),
+        },
+        "embd_hm": {
+            "TOYL": (0.19, 0.18),
+            "TOYG1": (27.54, 14.38),
+            "TOYG0.1": (86.08, 6.34),
+            "TOYLG1": (8.93, 11.86),
+        },
+        "rnd": {
+            "TOYL": (0.08, 0.09),
+            "TOYG1": (16.79, 13.14),
+            "TOYG0.1": (93.36, 5.18),
+            "TOYLG1": (4.50, 6.72),
+        },
+        "knn": {
+            "TOYL": (0.34, 0.53),
+            "TOYG1": (42.89, 27.93),
+            "TOYG0.1": (62.69, 8.77),
+            "TOYLG1": (11.27, 15.53),
+        },
+        "wknn": {
+            "TOYL": (0.34, 0.53),
+            "TOYG1": (45.47, 29.50),
+            "TOYG0.1": (62.80, 8.86),
+            "TOYLG1": (15.30, 20.15),
+        },
     },
     2: {
-        "embd_ht": {"TOYL": (0.08, 0.07), "TOYG1": (9.43, 6.72), "TOYG0.1": (86.72, 3.34), "TOYLG1": (3.26, 5.07)},
-        "app": {"TOYL": (0.07, 0.05), "TOYG1": (6.89, 3.44), "TOYG0.1": (84.40, 9.04), "TOYLG1": (4.01, 6.03)},
-        "sdp": {"TOYL": (0.34, 0.39), "TOYG1": (19.87, 13.88), "TOYG0.1": (18.30, 12.94), "TOYLG1": (37.88, 49.58)},
-        "embd_hm": {"TOYL": (0.14, 0.09), "TOYG1": (29.69, 9.85), "TOYG0.1": (96.19, 1.60), "TOYLG1": (13.78, 21.33)},
-        "rnd": {"TOYL": (0.08, 0.07), "TOYG1": (17.94, 6.91), "TOYG0.1": (93.24, 3.34), "TOYLG1": (6.96, 9.39)},
-        "knn": {"TOYL": (0.26, 0.26), "TOYG1": (52.18, 16.34), "TOYG0.1": (97.65, 11.62), "TOYLG1": (19.64, 25.62)},
-        "wknn": {"TOYL": (0.26, 0.26), "TOYG1": (54.94, 16.02), "TOYG0.1": (98.24, 11.17), "TOYLG1": (20.90, 27.16)},
+        "embd_ht": {
+            "TOYL": (0.08, 0.07),
+            "TOYG1": (9.43, 6.72),
+            "TOYG0.1": (86.72, 3.34),
+            "TOYLG1": (3.26, 5.07),
+        },
+        "app": {
+            "TOYL": (0.07, 0.05),
+            "TOYG1": (6.89, 3.44),
+            "TOYG0.1": (84.40, 9.04),
+            "TOYLG1": (4.01, 6.03),
+        },
+        "sdp": {
+            "TOYL": (0.34, 0.39),
+            "TOYG1": (19.87, 13.88),
+            "TOYG0.1": (18.30, 12.94),
+            "TOYLG1": (37.88, 49.58),
+        },
+        "embd_hm": {
+            "TOYL": (0.14, 0.09),
+            "TOYG1": (29.69, 9.85),
+            "TOYG0.1": (96.19, 1.60),
+            "TOYLG1": (13.78, 21.33),
+        },
+        "rnd": {
+            "TOYL": (0.08, 0.07),
+            "TOYG1": (17.94, 6.91),
+            "TOYG0.1": (93.24, 3.34),
+            "TOYLG1": (6.96, 9.39),
+        },
+        "knn": {
+            "TOYL": (0.26, 0.26),
+            "TOYG1": (52.18, 16.34),
+            "TOYG0.1": (97.65, 11.62),
+            "TOYLG1": (19.64, 25.62),
+        },
+        "wknn": {
+            "TOYL": (0.26, 0.26),
+            "TOYG1": (54.94, 16.02),
+            "TOYG0.1": (98.24, 11.17),
+            "TOYLG1": (20.90, 27.16),
+        },
     },
     3: {
-        "embd_ht": {"TOYL": (0.05, 0.04), "TOYG1": (12.87, 3.40), "TOYG0.1": (89.88, 3.26), "TOYLG1": (5.13, 7.17)},
-        "app": {"TOYL": (0.10, 0.05), "TOYG1": (12.04, 3.71), "TOYG0.1": (89.69, 5.54), "TOYLG1": (5.72, 7.88)},
-        "sdp": {"TOYL": (0.41, 0.35), "TOYG1": (86.21, 55.84), "TOYG0.1": (17.59, 9.37), "TOYLG1": (438.92, 624.21)},
-        "embd_hm": {"TOYL": (0.16, 0.10), "TOYG1": (32.70, 10.63), "TOYG0.1": (95.43, 1.75), "TOYLG1": (15.91, 23.31)},
-        "rnd": {"TOYL": (0.08, 0.06), "TOYG1": (20.56, 4.88), "TOYG0.1": (94.54, 3.26), "TOYLG1": (7.95, 10.76)},
-        "knn": {"TOYL": (0.39, 0.33), "TOYG1": (62.32, 14.94), "TOYG0.1": (112.79, 13.22), "TOYLG1": (24.93, 33.57)},
-        "wknn": {"TOYL": (0.38, 0.33), "TOYG1": (66.94, 14.74), "TOYG0.1": (97.96, 4.52), "TOYLG1": (27.48, 36.90)},
+        "embd_ht": {
+            "TOYL": (0.05, 0.04),
+            "TOYG1": (12.87, 3.40),
+            "TOYG0.1": (89.88, 3.26),
+            "TOYLG1": (5.13, 7.17),
+        },
+        "app": {
+            "TOYL": (0.10, 0.05),
+            "TOYG1": (12.04, 3.71),
+            "TOYG0.1": (89.69, 5.54),
+            "TOYLG1": (5.72, 7.88),
+        },
+        "sdp": {
+            "TOYL": (0.41, 0.35),
+            "TOYG1": (86.21, 55.84),
+            "TOYG0.1": (17.59, 9.37),
+            "TOYLG1": (438.92, 624.21),
+        },
+        "embd_hm": {
+            "TOYL": (0.16, 0.10),
+            "TOYG1": (32.70, 10.63),
+            "TOYG0.1": (95.43, 1.75),
+            "TOYLG1": (15.91, 23.31),
+        },
+        "rnd": {
+            "TOYL": (0.08, 0.06),
+            "TOYG1": (20.56, 4.88),
+            "TOYG0.1": (94.54, 3.26),
+            "TOYLG1": (7.95, 10.76),
+        },
+        "knn": {
+            "TOYL": (0.39, 0.33),
+            "TOYG1": (62.32, 14.94),
+            "TOYG0.1": (112.79, 13.22),
+            "TOYLG1": (24.93, 33.57),
+        },
+        "wknn": {
+            "TOYL": (0.38, 0.33),
+            "TOYG1": (66.94, 14.74),
+            "TOYG0.1": (97.96, 4.52),
+            "TOYLG1": (27.48, 36.90),
+        },
     },
 }
 MKC_METHODS = ("embd_ht", "app", "sdp", "embd_hm", "rnd")
@@ -138,6 +243,7 @@ def lambda_grid(method, values):
 def tune(method, Kt, obs_t, Kin_t, grid_values, tune_iter, seed):
     """λ's minimising the tuning-partition ARE: one axis for sdp / embd_hm; for the two-λ variants a
     coordinate search over the same grid (λ2 with λ1 = 1, then λ1 at the best λ2)."""
+
     def best(lams):
         outs = mkc_lambda_grid(Kin_t, lams, method=method, max_iter=tune_iter, seed=seed)
         ares = [multiview_are(Kt, list(o), obs_t) for o in outs]
@@ -167,7 +273,8 @@ def run(datasets, missing, reps, frac, grid_values, tune_iter, fit_iter, seed, t
                 Kt, obs_t, Kin_t = parts["tune"]
                 Kp, obs_p, Kin_p = parts["test"]
                 res.setdefault((nmiss, "floor", name), []).append(
-                    orphan_floor(name, Xs, perm[40:], obs_p, np.random.default_rng([seed, r, nmiss, 99])))
+                    orphan_floor(name, Xs, perm[40:], obs_p, np.random.default_rng([seed, r, nmiss, 99]))
+                )
                 for method in MKC_METHODS:
                     key = (nmiss, method, name)
                     if r < tune_reps or key not in lam_chosen:
@@ -182,7 +289,8 @@ def run(datasets, missing, reps, frac, grid_values, tune_iter, fit_iter, seed, t
                     est.fit(Kin_p)
                     times.setdefault(method, []).append(time.perf_counter() - t0)
                     res.setdefault((nmiss, method, name), []).append(
-                        multiview_are(Kp, est.completed_kernels_, obs_p))
+                        multiview_are(Kp, est.completed_kernels_, obs_p)
+                    )
                 for method, weighted in (("knn", False), ("wknn", True)):
                     ares = [multiview_are(Kt, knn_complete(Kin_t, k=k, weighted=weighted), obs_t) for k in KS]
                     k = KS[int(np.nanargmin(ares))]  # kNN is cheap: tuned on every repetition
@@ -190,8 +298,13 @@ def run(datasets, missing, reps, frac, grid_values, tune_iter, fit_iter, seed, t
                     out = knn_complete(Kin_p, k=k, weighted=weighted)
                     times.setdefault(method, []).append(time.perf_counter() - t0)
                     res.setdefault((nmiss, method, name), []).append(multiview_are(Kp, out, obs_p))
-                print(f"  {name} missing={nmiss} rep={r}: " + ", ".join(
-                    f"{m}={res[(nmiss, m, name)][-1]:.2f}" for m in MKC_METHODS + ("knn", "wknn")), flush=True)
+                print(
+                    f"  {name} missing={nmiss} rep={r}: "
+                    + ", ".join(
+                        f"{m}={res[(nmiss, m, name)][-1]:.2f}" for m in MKC_METHODS + ("knn", "wknn")
+                    ),
+                    flush=True,
+                )
     return res, times, lam_chosen
 
 
@@ -206,8 +319,10 @@ def shared_weights_check(seed=0, fit_iter=300):
     for nmiss in (1, 2, 3):
         obs = induce_missing(60, 5, 0.3, nmiss, rng)
         Kin = masked(Ks, obs)
-        cells = [f"{m}={multiview_are(Ks, MKC(method=m, lambda1=1.0, lambda2=1e-3, max_iter=fit_iter).fit(Kin).completed_kernels_, obs):.3f}"
-                 for m in MKC_METHODS]
+        cells = [
+            f"{m}={multiview_are(Ks, MKC(method=m, lambda1=1.0, lambda2=1e-3, max_iter=fit_iter).fit(Kin).completed_kernels_, obs):.3f}"
+            for m in MKC_METHODS
+        ]
         cells.append(f"knn(k=3)={multiview_are(Ks, knn_complete(Kin, k=3), obs):.2f}")
         print(f"  missing={nmiss}: " + ", ".join(cells))
 
@@ -220,8 +335,12 @@ def main(argv=None):
     ap.add_argument("--datasets", default="TOYL,TOYG1,TOYG0.1,TOYLG1")
     ap.add_argument("--missing", default="1,2,3")
     ap.add_argument("--tune-iter", type=int, default=100)
-    ap.add_argument("--tune-reps", type=int, default=1,
-                    help="repetitions on which λ/k are tuned (later ones reuse the last tuned values)")
+    ap.add_argument(
+        "--tune-reps",
+        type=int,
+        default=1,
+        help="repetitions on which λ/k are tuned (later ones reuse the last tuned values)",
+    )
     ap.add_argument("--fit-iter", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
@@ -233,15 +352,18 @@ def main(argv=None):
         datasets, missing, reps, grid = ["TOYL"], [1], 1, 10.0 ** np.array([-2.0, 0.0])
         args.tune_iter, args.fit_iter = 30, 100
     t0 = time.time()
-    res, times, lam = run(datasets, missing, reps, args.frac, grid, args.tune_iter, args.fit_iter, args.seed,
-                          args.tune_reps)
+    res, times, lam = run(
+        datasets, missing, reps, args.frac, grid, args.tune_iter, args.fit_iter, args.seed, args.tune_reps
+    )
     total = time.time() - t0
 
     methods = MKC_METHODS + ("knn", "wknn")
     n_ok = n_tot = n_unattainable = n_knn_in = n_knn = 0
-    print(f"\nMKC TOY benchmark: ARE % (eq. 34), ours mean±std over {reps} rep(s) | paper Table 1 mean±std | "
-          "MKC 'ok' = ours <= paper mean + 1 std; kNN 'in' = |ours - paper mean| <= 1 std; "
-          "'floor' = lower bound on any method's expected ARE (orphaned rows, see orphan_floor)")
+    print(
+        f"\nMKC TOY benchmark: ARE % (eq. 34), ours mean±std over {reps} rep(s) | paper Table 1 mean±std | "
+        "MKC 'ok' = ours <= paper mean + 1 std; kNN 'in' = |ours - paper mean| <= 1 std; "
+        "'floor' = lower bound on any method's expected ARE (orphaned rows, see orphan_floor)"
+    )
     for nmiss in missing:
         print(f"\n-- missing views per selected sample = {nmiss} (frac={args.frac}) --")
         print(f"{'method':9s}" + "".join(f" | {d:>34s}" for d in datasets))
@@ -263,9 +385,13 @@ def main(argv=None):
                     tag = "in" if ok else "--"
                 cells.append(f"{v.mean():7.2f}±{v.std():6.2f} vs {pm:6.2f}±{ps:6.2f} {tag}")
             print(f"{m:9s}" + "".join(f" | {c:>34s}" for c in cells))
-        print(f"{'floor':9s}" + "".join(
-            f" | {np.mean(res[(nmiss, 'floor', d)]):7.2f}±{np.std(res[(nmiss, 'floor', d)]):6.2f}{'':16s}"
-            for d in datasets))
+        print(
+            f"{'floor':9s}"
+            + "".join(
+                f" | {np.mean(res[(nmiss, 'floor', d)]):7.2f}±{np.std(res[(nmiss, 'floor', d)]):6.2f}{'':16s}"
+                for d in datasets
+            )
+        )
     print("\nfit time on a 60-sample test partition (s, excluding the one-off JIT compile):")
     for m in methods:
         t = np.asarray(times[m])
@@ -277,9 +403,11 @@ def main(argv=None):
     if not args.quick:
         shared_weights_check(args.seed, args.fit_iter)
     print(f"total wall time {total:.0f} s")
-    print(f"SUMMARY mkc_toy: {n_ok}/{n_tot} MKC cells within paper mean+1sd "
-          f"({n_unattainable} cells have paper mean+1sd below the any-method floor); "
-          f"kNN/wkNN {n_knn_in}/{n_knn} cells within paper mean±1sd; slowest MKC fit {slowest:.2f} s")
+    print(
+        f"SUMMARY mkc_toy: {n_ok}/{n_tot} MKC cells within paper mean+1sd "
+        f"({n_unattainable} cells have paper mean+1sd below the any-method floor); "
+        f"kNN/wkNN {n_knn_in}/{n_knn} cells within paper mean±1sd; slowest MKC fit {slowest:.2f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ def _draw(yp, n_lab, seed, n_unl=5):
     for k in np.unique(yp):
         idx = rng.permutation(np.flatnonzero(yp == k))
         lab += list(idx[:n_lab])
-        unl += list(idx[n_lab:n_lab + n_unl])
+        unl += list(idx[n_lab : n_lab + n_unl])
     return np.array(lab), np.array(unl)
 
 
@@ -90,13 +90,17 @@ def _krr_acc(K, Kte, ytr, yte, lam):
 
 def _krr_score(K, yp):
     """Validation score of kernel ridge on the pool Gram ``K``: ``(lam, lab, unl, val) -> acc``."""
-    return lambda lam, lab, unl, val: _krr_acc(K[np.ix_(lab, lab)], K[np.ix_(val, lab)], yp[lab], yp[val], lam)
+    return lambda lam, lab, unl, val: _krr_acc(
+        K[np.ix_(lab, lab)], K[np.ix_(val, lab)], yp[lab], yp[val], lam
+    )
 
 
 OPTC = dict(optimize_c=True, max_iter=10, tol=1e-4)
-GRAPHS = {"knn3": dict(n_neighbors=3, laplacian="unnormalized"),
-          "knn3-norm": dict(n_neighbors=3, laplacian="normalized"),
-          "knn10-norm": dict(n_neighbors=10, laplacian="normalized")}
+GRAPHS = {
+    "knn3": dict(n_neighbors=3, laplacian="unnormalized"),
+    "knn3-norm": dict(n_neighbors=3, laplacian="normalized"),
+    "knn10-norm": dict(n_neighbors=10, laplacian="normalized"),
+}
 
 
 def _mvl(Kp, Kt, lab, unl, yp, yte, semi, graph="knn3", **params):
@@ -112,7 +116,9 @@ def _mvl(Kp, Kt, lab, unl, yp, yte, semi, graph="knn3", **params):
 def _mvl_score(Kp, yp, semi, params):
     """Validation score of an MVL fit on the pool: ``(g, lab, unl, val) -> acc``; ``params(g)``
     maps the grid point to estimator keywords."""
-    return lambda g, lab, unl, val: _mvl(Kp, [K[val] for K in Kp], lab, unl, yp, yp[val], semi, **params(g))[0]
+    return lambda g, lab, unl, val: _mvl(Kp, [K[val] for K in Kp], lab, unl, yp, yp[val], semi, **params(g))[
+        0
+    ]
 
 
 def _ls_path_scores(Kp, yp, semi, lams, gB_grid, gW_grid, draws):
@@ -128,9 +134,13 @@ def _ls_path_scores(Kp, yp, semi, lams, gB_grid, gW_grid, draws):
         Y = np.where(yp[lab][:, None] == np.arange(10)[None], 1.0, -1.0)
         c = np.full(m, 1.0 / m)
         laps = {g: view_laplacians(Ks, "knn", **opt) for g, opt in GRAPHS.items()}  # once per draw
-        settings = [("knn3", 0.0, 0.0)] + [(g, gB, gW) for g in GRAPHS for gB in gB_grid for gW in gW_grid if gW]
+        settings = [("knn3", 0.0, 0.0)] + [
+            (g, gB, gW) for g in GRAPHS for gB in gB_grid for gW in gW_grid if gW
+        ]
         for g, gB, gW in settings:
-            for lam, A in zip(lams, mvl_ls_path(Ks, Y, c, np.asarray(lams) / m, gB, gW, laps[g] if gW else None)):
+            for lam, A in zip(
+                lams, mvl_ls_path(Ks, Y, c, np.asarray(lams) / m, gB, gW, laps[g] if gW else None)
+            ):
                 out = sum(c[v] * Kv[v] @ A[v] for v in range(m))
                 key = (g, float(lam / m), gB, gW)
                 scores[key] = scores.get(key, 0.0) + float(np.mean(np.argmax(out, 1) == yp[val])) / len(draws)
@@ -147,7 +157,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="seconds-long smoke run")
     ap.add_argument("--draws", type=int, default=10, help="random draws of the labelled set per label count")
-    ap.add_argument("--val-draws", type=int, default=5, help="pool draws scored in the hyper-parameter search")
+    ap.add_argument(
+        "--val-draws", type=int, default=5, help="pool draws scored in the hyper-parameter search"
+    )
     args = ap.parse_args(argv)
     quick = args.quick
 
@@ -178,8 +190,10 @@ def main(argv=None):
     for nl in labels:
         # ---- hyper-parameters from validation draws of the pool, never the test set
         vdraws = _validation_draws(yp, nl, n_val)
-        pick = {"view": [_select(lam_grid, _krr_score(K, yp), vdraws) for K in Kp],
-                "avg": _select(lam_grid, _krr_score(Kp_avg, yp), vdraws)}
+        pick = {
+            "view": [_select(lam_grid, _krr_score(K, yp), vdraws) for K in Kp],
+            "avg": _select(lam_grid, _krr_score(Kp_avg, yp), vdraws),
+        }
         for semi in (False, True):
             sc = _ls_path_scores(Kp, yp, semi, lam_grid, gB_grid, gW_grid, vdraws)
             ls = max(sc, key=sc.get)  # (graph, gamma_A, gamma_B, gamma_W)
@@ -187,32 +201,52 @@ def main(argv=None):
             pick[("ls-val", semi)] = (sc[ls], sc[("knn3", ls[1], 0.0, 0.0)])
             # every other MVL row searches its own (gamma_A, gamma_W) on the LS graph with the LS
             # gamma_B: the hinge losses and the optimised combination want other strengths than LS
-            for key, grid_A, kw in (("optc", tuple(ls[1] * f for f in (0.1, 1.0, 10.0)), OPTC),
-                                    ("bin", svm_gA, dict(loss="hinge")),
-                                    ("svm", svm_gA, dict(loss="simplex_hinge"))):
+            for key, grid_A, kw in (
+                ("optc", tuple(ls[1] * f for f in (0.1, 1.0, 10.0)), OPTC),
+                ("bin", svm_gA, dict(loss="hinge")),
+                ("svm", svm_gA, dict(loss="simplex_hinge")),
+            ):
                 grid = [(gA, gW) for gA in grid_A for gW in own_gW]
-                pick[(key, semi)] = _select(grid, _mvl_score(
-                    Kp, yp, semi, lambda g, kw=kw: dict(graph=ls[0], gamma_A=g[0], gamma_B=ls[2], gamma_W=g[1], **kw)),
-                    vdraws)
-            print(f"  [{nl}/class {'semi' if semi else 'sup'}] selected {pick[('ls', semi)]}, "
-                  f"optC {pick[('optc', semi)]}, bin {pick[('bin', semi)]}, svm {pick[('svm', semi)]} "
-                  f"({time.perf_counter() - t_start:.0f}s)",
-                  flush=True)
+                pick[(key, semi)] = _select(
+                    grid,
+                    _mvl_score(
+                        Kp,
+                        yp,
+                        semi,
+                        lambda g, kw=kw: dict(graph=ls[0], gamma_A=g[0], gamma_B=ls[2], gamma_W=g[1], **kw),
+                    ),
+                    vdraws,
+                )
+            print(
+                f"  [{nl}/class {'semi' if semi else 'sup'}] selected {pick[('ls', semi)]}, "
+                f"optC {pick[('optc', semi)]}, bin {pick[('bin', semi)]}, svm {pick[('svm', semi)]} "
+                f"({time.perf_counter() - t_start:.0f}s)",
+                flush=True,
+            )
         chosen[nl] = pick
         # ---- evaluation on the fixed test set
         for seed in seeds:
             lab, unl = _draw(yp, nl, seed)
             for v, (K, Kte) in enumerate(zip(Kp, Kt)):
-                add(f"KRR view {VIEWS[v]}", nl, _krr_acc(K[np.ix_(lab, lab)], Kte[:, lab], yp[lab], yt,
-                                                         pick["view"][v]))
-            add("KRR average kernel", nl, _krr_acc(Kp_avg[np.ix_(lab, lab)], Kt_avg[:, lab], yp[lab], yt, pick["avg"]))
+                add(
+                    f"KRR view {VIEWS[v]}",
+                    nl,
+                    _krr_acc(K[np.ix_(lab, lab)], Kte[:, lab], yp[lab], yt, pick["view"][v]),
+                )
+            add(
+                "KRR average kernel",
+                nl,
+                _krr_acc(Kp_avg[np.ix_(lab, lab)], Kt_avg[:, lab], yp[lab], yt, pick["avg"]),
+            )
             for semi in (False, True):
                 tag = " +unl" if semi else ""
                 graph, gA, gB, gW = pick[("ls", semi)]
-                for name, key, kw in (("MVL-LS", "ls", dict(gamma_A=gA, gamma_W=gW)),
-                                      ("MVL-LS-optC", "optc", OPTC),
-                                      ("MVL-binSVM", "bin", dict(loss="hinge")),
-                                      ("MVL-SVM", "svm", dict(loss="simplex_hinge"))):
+                for name, key, kw in (
+                    ("MVL-LS", "ls", dict(gamma_A=gA, gamma_W=gW)),
+                    ("MVL-LS-optC", "optc", OPTC),
+                    ("MVL-binSVM", "bin", dict(loss="hinge")),
+                    ("MVL-SVM", "svm", dict(loss="simplex_hinge")),
+                ):
                     if key != "ls":
                         kw = dict(kw, gamma_A=pick[(key, semi)][0], gamma_W=pick[(key, semi)][1])
                     acc, fs = _mvl(Kp, Kt, lab, unl, yp, yt, semi, graph=graph, gamma_B=gB, **kw)
@@ -221,8 +255,10 @@ def main(argv=None):
 
     # ---- table
     hdr = f"{'method':<26}" + "".join(f"{f'{nl}/class':>16}" for nl in labels)
-    print(f"mfeat, test n={len(yt)}, draws={len(seeds)}, validation draws={n_val}, "
-          f"threads={os.environ.get('OPENBLAS_NUM_THREADS', 'default')}")
+    print(
+        f"mfeat, test n={len(yt)}, draws={len(seeds)}, validation draws={n_val}, "
+        f"threads={os.environ.get('OPENBLAS_NUM_THREADS', 'default')}"
+    )
     print(hdr)
     print("-" * len(hdr))
     for name, d in rows.items():
@@ -231,8 +267,10 @@ def main(argv=None):
     print("-" * len(hdr) + "\npaired differences over the same draws (mean ± standard error):")
     wins = {}
     for name in ("MVL-LS", "MVL-LS +unl"):
-        for ref, col in (("best view", lambda nl: rows[f"KRR view {best_view[nl]}"][nl]),
-                         ("avg kernel", lambda nl: rows["KRR average kernel"][nl])):
+        for ref, col in (
+            ("best view", lambda nl: rows[f"KRR view {best_view[nl]}"][nl]),
+            ("avg kernel", lambda nl: rows["KRR average kernel"][nl]),
+        ):
             diffs = {nl: _diff_se(rows[name][nl], col(nl)) for nl in labels}
             print(f"{name + ' - ' + ref:<26}" + "".join(f"{m:>+10.4f}±{se:.4f}" for m, se in diffs.values()))
             # a win is a paired gain of more than two standard errors (a tie like +0.0001 ± 0.00005,
@@ -251,19 +289,23 @@ def main(argv=None):
             print(f"  {name:<24} {max(ts):6.2f}")
     print("\nselected hyper-parameters (validation draws of the pool):")
     for nl, p in chosen.items():
-        print(f"  {nl}/class: KRR views lam={p['view']}, avg lam={p['avg']}, "
-              f"LS (graph,gA,gB,gW) sup={p[('ls', False)]} semi={p[('ls', True)]} "
-              f"(val acc {p[('ls-val', False)][0]:.4f} vs {p[('ls-val', False)][1]:.4f} / "
-              f"{p[('ls-val', True)][0]:.4f} vs {p[('ls-val', True)][1]:.4f} without manifold terms), "
-              f"(gA, gW) sup/semi: optC {p[('optc', False)]}/{p[('optc', True)]}, "
-              f"binSVM {p[('bin', False)]}/{p[('bin', True)]}, SVM {p[('svm', False)]}/{p[('svm', True)]}")
+        print(
+            f"  {nl}/class: KRR views lam={p['view']}, avg lam={p['avg']}, "
+            f"LS (graph,gA,gB,gW) sup={p[('ls', False)]} semi={p[('ls', True)]} "
+            f"(val acc {p[('ls-val', False)][0]:.4f} vs {p[('ls-val', False)][1]:.4f} / "
+            f"{p[('ls-val', True)][0]:.4f} vs {p[('ls-val', True)][1]:.4f} without manifold terms), "
+            f"(gA, gW) sup/semi: optC {p[('optc', False)]}/{p[('optc', True)]}, "
+            f"binSVM {p[('bin', False)]}/{p[('bin', True)]}, SVM {p[('svm', False)]}/{p[('svm', True)]}"
+        )
     ls = {nl: np.mean(rows["MVL-LS +unl"][nl]) for nl in labels}
     tmax = max(max(ts) for (n, nl), ts in fit_times.items() if nl == nmax)
-    print(f"SUMMARY mvl_mfeat: MVL-LS(+unl) acc {' / '.join(f'{ls[nl]:.3f}' for nl in labels)} at "
-          f"{'/'.join(map(str, labels))} labels/class; above best view & avg kernel by > 2 SE at "
-          + ", ".join(f"{len(w)}/{len(labels)} ({name})" for name, w in wins.items())
-          + f"; semi-supervised above supervised by > 2 SE at {n1}/class for {len(semi_wins)}/4 methods"
-          + f"; max fit {tmax:.1f}s at {nmax}/class")
+    print(
+        f"SUMMARY mvl_mfeat: MVL-LS(+unl) acc {' / '.join(f'{ls[nl]:.3f}' for nl in labels)} at "
+        f"{'/'.join(map(str, labels))} labels/class; above best view & avg kernel by > 2 SE at "
+        + ", ".join(f"{len(w)}/{len(labels)} ({name})" for name, w in wins.items())
+        + f"; semi-supervised above supervised by > 2 SE at {n1}/class for {len(semi_wins)}/4 methods"
+        + f"; max fit {tmax:.1f}s at {nmax}/class"
+    )
 
 
 if __name__ == "__main__":

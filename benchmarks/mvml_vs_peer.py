@@ -43,8 +43,16 @@ def _peer_worker(path):
     from multimodal.kernels.mvml import MVML
 
     d = np.load(path)
-    clf = MVML(lmbda=float(d["lmbda"]), eta=float(d["eta"]), nystrom_param=float(d["nystrom"]),
-               kernel="rbf", kernel_params=None, learn_A=1, learn_w=0, n_loops=int(d["n_loops"]))
+    clf = MVML(
+        lmbda=float(d["lmbda"]),
+        eta=float(d["eta"]),
+        nystrom_param=float(d["nystrom"]),
+        kernel="rbf",
+        kernel_params=None,
+        learn_A=1,
+        learn_w=0,
+        n_loops=int(d["n_loops"]),
+    )
     t = time.perf_counter()
     clf.fit(d["X_train"], d["y_train"], views_ind=d["views_ind"])
     fit_time = time.perf_counter() - t
@@ -60,11 +68,26 @@ def _run_peer(args, Xtr, ytr, Xte, yte, nystrom, env):
     views_ind = np.cumsum([0] + [X.shape[1] for X in Xtr])
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "data.npz")
-        np.savez(path, X_train=np.hstack(Xtr), y_train=ytr, X_test=np.hstack(Xte), y_test=yte,
-                 views_ind=views_ind, lmbda=args.lmbda, eta=args.eta, nystrom=nystrom, n_loops=args.n_loops)
+        np.savez(
+            path,
+            X_train=np.hstack(Xtr),
+            y_train=ytr,
+            X_test=np.hstack(Xte),
+            y_test=yte,
+            views_ind=views_ind,
+            lmbda=args.lmbda,
+            eta=args.eta,
+            nystrom=nystrom,
+            n_loops=args.n_loops,
+        )
         try:
-            out = subprocess.run([args.peer_python, os.path.abspath(__file__), "--peer-worker", path],
-                                 capture_output=True, text=True, timeout=args.peer_timeout, env=env)
+            out = subprocess.run(
+                [args.peer_python, os.path.abspath(__file__), "--peer-worker", path],
+                capture_output=True,
+                text=True,
+                timeout=args.peer_timeout,
+                env=env,
+            )
         except subprocess.TimeoutExpired:
             return None, f"timeout {args.peer_timeout:.0f} s"
     if out.returncode != 0:
@@ -78,7 +101,9 @@ def main():
     ap.add_argument("--quick", action="store_true", help="seconds-long smoke run (small n, no slow peer)")
     ap.add_argument("--peer-python", default=PEER_PYTHON)
     ap.add_argument("--peer-timeout", type=float, default=900.0)
-    ap.add_argument("--skip-slow-peer", action="store_true", help="do not run the peer on the all-views full row")
+    ap.add_argument(
+        "--skip-slow-peer", action="store_true", help="do not run the peer on the all-views full row"
+    )
     ap.add_argument("--skip-peer", action="store_true")
     ap.add_argument("--blas-threads", default="1")
     ap.add_argument("--lmbda", type=float, default=0.1)
@@ -108,11 +133,15 @@ def main():
     perm = np.random.default_rng(args.seed).permutation(len(y_all))
     test_idx, pool = perm[:1000], perm[1000:]
 
-    header = (f"{'n_train':>7} {'views':>5} {'nyström':>7} | {'peer fit s':>10} {'peer acc':>8} | "
-              f"{'ours cold s':>11} {'ours warm s':>11} {'ours acc':>8} | {'speed-up cold':>13} "
-              f"{'speed-up warm':>13} {'Δacc (pts)':>10} | note")
-    print(f"MVML vs multimodal.kernels.mvml.MVML — mfeat even/odd, lmbda={args.lmbda}, eta={args.eta}, "
-          f"{args.n_loops} loops, RBF γ=1/d, learned A; BLAS threads={args.blas_threads}")
+    header = (
+        f"{'n_train':>7} {'views':>5} {'nyström':>7} | {'peer fit s':>10} {'peer acc':>8} | "
+        f"{'ours cold s':>11} {'ours warm s':>11} {'ours acc':>8} | {'speed-up cold':>13} "
+        f"{'speed-up warm':>13} {'Δacc (pts)':>10} | note"
+    )
+    print(
+        f"MVML vs multimodal.kernels.mvml.MVML — mfeat even/odd, lmbda={args.lmbda}, eta={args.eta}, "
+        f"{args.n_loops} loops, RBF γ=1/d, learned A; BLAS threads={args.blas_threads}"
+    )
     print(header)
     print("-" * len(header))
     results = []
@@ -123,8 +152,15 @@ def main():
         Xtr, Xte = standardize_views([all_views[i][tr] for i in idx], [all_views[i][test_idx] for i in idx])
         ytr, yte = y_bin[tr], y_bin[test_idx]
 
-        est = dict(lmbda=args.lmbda, eta=args.eta, kernel="rbf", nystrom=level, metric="learn",
-                   max_iter=args.n_loops, seed=args.seed)
+        est = dict(
+            lmbda=args.lmbda,
+            eta=args.eta,
+            kernel="rbf",
+            nystrom=level,
+            metric="learn",
+            max_iter=args.n_loops,
+            seed=args.seed,
+        )
         t = time.perf_counter()
         model = MVMLClassifier(**est).fit(Xtr, ytr)
         cold = time.perf_counter() - t
@@ -155,27 +191,48 @@ def main():
                 note += " (issue: peer did not finish in 900 s)"
         pt = peer["fit_time"] if peer else float("nan")
         pa = peer["accuracy"] if peer else float("nan")
-        row = dict(n_train=n_train, views=n_views, nystrom=level, peer_fit=pt, peer_acc=pa, cold=cold,
-                   warm=warm, acc=acc, note=note.strip())
+        row = dict(
+            n_train=n_train,
+            views=n_views,
+            nystrom=level,
+            peer_fit=pt,
+            peer_acc=pa,
+            cold=cold,
+            warm=warm,
+            acc=acc,
+            note=note.strip(),
+        )
         results.append(row)
         if peer is None and "timeout" in note:
-            pt_show, su_c, su_w = f">{args.peer_timeout:.0f}", f">{args.peer_timeout / cold:.0f}x", \
-                f">{args.peer_timeout / warm:.0f}x"
+            pt_show, su_c, su_w = (
+                f">{args.peer_timeout:.0f}",
+                f">{args.peer_timeout / cold:.0f}x",
+                f">{args.peer_timeout / warm:.0f}x",
+            )
         else:
             pt_show, su_c, su_w = f"{pt:.2f}", f"{pt / cold:.1f}x", f"{pt / warm:.1f}x"
-        print(f"{n_train:>7} {n_views:>5} {level:>7} | {pt_show:>10} {pa:>8.3f} | {cold:>11.2f} {warm:>11.3f} "
-              f"{acc:>8.3f} | {su_c:>13} {su_w:>13} {100 * (acc - pa):>10.1f} | {note.strip()}", flush=True)
+        print(
+            f"{n_train:>7} {n_views:>5} {level:>7} | {pt_show:>10} {pa:>8.3f} | {cold:>11.2f} {warm:>11.3f} "
+            f"{acc:>8.3f} | {su_c:>13} {su_w:>13} {100 * (acc - pa):>10.1f} | {note.strip()}",
+            flush=True,
+        )
 
     ok_acc = all(not (r["acc"] < r["peer_acc"] - 0.01) for r in results)
     measured = [r for r in results if np.isfinite(r["peer_fit"])]
     min_cold = min((r["peer_fit"] / r["cold"] for r in measured), default=float("nan"))
     min_warm = min((r["peer_fit"] / r["warm"] for r in measured), default=float("nan"))
     big = [r for r in results if r["views"] == 6]
-    big_txt = f"; 6-view full n=1000: {big[0]['cold']:.1f} s cold ({'<' if big[0]['cold'] < 60 else '>='} 60 s)" \
-        if big else ""
-    print(f"SUMMARY mvml_vs_peer: accuracy within 1 pt of the peer in every row: {ok_acc}; "
-          f"min speed-up {min_cold:.1f}x cold (first fit; target >= 10x: {min_cold >= 10}) / "
-          f"{min_warm:.1f}x warm{big_txt}")
+    big_txt = (
+        f"; 6-view full n=1000: {big[0]['cold']:.1f} s cold ({'<' if big[0]['cold'] < 60 else '>='} 60 s)"
+        if big
+        else ""
+    )
+    print(
+        f"SUMMARY mvml_vs_peer: accuracy within 1 pt of the peer in every row: {ok_acc}; "
+        f"min speed-up {min_cold:.1f}x cold (first fit; target >= 10x: {min_cold >= 10}) / "
+        f"{min_warm:.1f}x warm{big_txt}"
+    )
+
 
 if __name__ == "__main__":
     main()

@@ -62,7 +62,7 @@ def stream(n, d, seed):
     X, Y = make_multitask(n, d, seed=seed)
     perm = np.random.default_rng(seed + 1).permutation(n)
     X, Y = X[perm], Y[perm]
-    return X / np.sqrt(np.mean(np.sum(X[:n // 2] ** 2, axis=1))), Y
+    return X / np.sqrt(np.mean(np.sum(X[: n // 2] ** 2, axis=1))), Y
 
 
 def run(n, d, seed, repeats, lam_grid, cv):
@@ -76,9 +76,12 @@ def run(n, d, seed, repeats, lam_grid, cv):
     res["last"] = last
 
     on, res["t_onorma"], res["c_onorma"] = timed_fit(lambda: ONORMA(K_ns, **common), X, Y, repeats)
-    mo, res["t_monorma"], res["c_monorma"] = timed_fit(lambda: MONORMA([K_ones, K_quad], r=1.0, **common), X, Y,
-                                                       repeats)
-    singles = {name: ONORMA(K, **common).fit(X, Y) for name, K in (("<x,x'>1", K_ones), ("<x,x'>^2 I", K_quad))}
+    mo, res["t_monorma"], res["c_monorma"] = timed_fit(
+        lambda: MONORMA([K_ones, K_quad], r=1.0, **common), X, Y, repeats
+    )
+    singles = {
+        name: ONORMA(K, **common).fit(X, Y) for name, K in (("<x,x'>1", K_ones), ("<x,x'>^2 I", K_quad))
+    }
     res["curves"] = {"ONORMA (mu=0.2)": on.cumulative_error_, "MONORMA": mo.cumulative_error_}
     res["curves_single"] = {f"ONORMA {k}": v.cumulative_error_ for k, v in singles.items()}
     res["on_last"] = float(on.errors_[-last:].mean())
@@ -114,9 +117,14 @@ def scale_study(n, d, seed, scales):
     for s in scales:
         Xs = X * np.sqrt(s)
         on = ONORMA(K, lam=0.01, eta0=1.0, schedule="invsqrt").fit(Xs, Y)
-        rows.append((s, float(on.errors_[-min(1000, n // 5):].mean()),
-                     mse(OVKRidge(K, lam=0.01).fit(Xs[:h], Y[:h]).predict(Xs[h:]), Y[h:]),
-                     mse(OVKRidge(K, lam=1e-6).fit(Xs[:h], Y[:h]).predict(Xs[h:]), Y[h:])))
+        rows.append(
+            (
+                s,
+                float(on.errors_[-min(1000, n // 5) :].mean()),
+                mse(OVKRidge(K, lam=0.01).fit(Xs[:h], Y[:h]).predict(Xs[h:]), Y[h:]),
+                mse(OVKRidge(K, lam=1e-6).fit(Xs[:h], Y[:h]).predict(Xs[h:]), Y[h:]),
+            )
+        )
     return rows
 
 
@@ -134,7 +142,9 @@ def plot(results, path):
         for (name, c), col in zip(r["curves_single"].items(), ("tab:orange", "tab:purple")):
             ax.plot(t, c, color=col, ls=":", label=name)
         ax.axhline(r["batch_mse"], color="tab:green", label=f"batch OVK ridge (CV λ={r['lam_cv']:.0e}), test")
-        ax.axhline(r["batch_mse_same_lam"], color="tab:green", ls="--", label="batch OVK ridge (λ=0.01), test")
+        ax.axhline(
+            r["batch_mse_same_lam"], color="tab:green", ls="--", label="batch OVK ridge (λ=0.01), test"
+        )
         ax.set_yscale("log")
         ax.set_ylim(0.01, 20)
         ax.set_xlabel("stream length t")
@@ -150,10 +160,17 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="seconds-long smoke run (n=300, d=4)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--input-scales", default=None,
-                    help="comma-separated input scales s (<x, x> ~ s) for the regularisation-bias study, e.g. 0.5,1,2,3")
-    ap.add_argument("--blas-threads", type=int, default=None,
-                    help="limit BLAS/LAPACK threads (threadpoolctl); 1 avoids thread thrashing on a busy machine")
+    ap.add_argument(
+        "--input-scales",
+        default=None,
+        help="comma-separated input scales s (<x, x> ~ s) for the regularisation-bias study, e.g. 0.5,1,2,3",
+    )
+    ap.add_argument(
+        "--blas-threads",
+        type=int,
+        default=None,
+        help="limit BLAS/LAPACK threads (threadpoolctl); 1 avoids thread thrashing on a busy machine",
+    )
     args = ap.parse_args()
     if args.blas_threads:
         from threadpoolctl import threadpool_limits
@@ -166,9 +183,13 @@ def main():
         configs, repeats, grid, cv = [(500, 4), (5000, 10)], 3, (1e-7, 1e-6, 1e-5, 1e-4, 1e-2), 5
     results = [run(n, d, args.seed, repeats, grid, cv) for n, d in configs]
 
-    print("\nONORMA / MONORMA / OVKRidge on the §5 synthetic data (η=1, η_t=1/√t, λ=0.01; MSE = mean ||f(x)-y||²)")
+    print(
+        "\nONORMA / MONORMA / OVKRidge on the §5 synthetic data (η=1, η_t=1/√t, λ=0.01; MSE = mean ||f(x)-y||²)"
+    )
     for r in results:
-        print(f"\n n={r['n']}, d={r['d']}  (stream = all {r['n']} samples; batch trained on Z1, tested on Z2)")
+        print(
+            f"\n n={r['n']}, d={r['d']}  (stream = all {r['n']} samples; batch trained on Z1, tested on Z2)"
+        )
         print(f"  {'method':<26}{'online MSE':>12}{'last-' + str(r['last']):>12}{'test MSE Z2':>13}")
         print(f"  {'ONORMA nonsep mu=0.2':<26}{r['on_cum']:>12.4f}{r['on_last']:>12.4f}{r['on_test']:>13.4f}")
         print(f"  {'MONORMA {1, I}':<26}{r['mo_cum']:>12.4f}{r['mo_last']:>12.4f}{r['mo_test']:>13.4f}")
@@ -179,39 +200,60 @@ def main():
         print(f"  MONORMA final kernel weights δ = {np.round(r['mo_delta'], 4)}")
 
     big = results[-1]
-    print(f"\n Table 1 (synthetic, n={big['n']}, d={big['d']}): running time in seconds (compiled; compile separate)")
+    print(
+        f"\n Table 1 (synthetic, n={big['n']}, d={big['d']}): running time in seconds (compiled; compile separate)"
+    )
     print(f"  {'method':<10}{'paper':>8}{'ours':>10}{'compile':>9}{'speed-up':>10}")
-    rows = [("Batch", big["t_batch"], 0.0), ("ONORMA", big["t_onorma"], big["c_onorma"]),
-            ("MONORMA", big["t_monorma"], big["c_monorma"])]
+    rows = [
+        ("Batch", big["t_batch"], 0.0),
+        ("ONORMA", big["t_onorma"], big["c_onorma"]),
+        ("MONORMA", big["t_monorma"], big["c_monorma"]),
+    ]
     for name, t, c in rows:
         print(f"  {name:<10}{PAPER[name]:>8.0f}{t:>10.3f}{c:>9.2f}{PAPER[name] / t:>9.0f}x")
-    print(f"  (batch = one fit at the CV λ, solver {big['batch_solver']}; the {len(grid)}-value x {cv}-fold CV took "
-          f"{big['t_cv']:.1f} s)")
+    print(
+        f"  (batch = one fit at the CV λ, solver {big['batch_solver']}; the {len(grid)}-value x {cv}-fold CV took "
+        f"{big['t_cv']:.1f} s)"
+    )
 
     best_single = min(big["single_last"].values())
     checks = [
         ("ONORMA pass <= 1.2 s", big["t_onorma"] <= 1.2, f"{big['t_onorma']:.3f} s"),
         ("MONORMA pass <= 5 s", big["t_monorma"] <= 5.0, f"{big['t_monorma']:.3f} s"),
         ("OVKRidge fit <= 16 s", big["t_batch"] <= 16.0, f"{big['t_batch']:.2f} s"),
-        (f"ONORMA last-{big['last']} <= 1.5x batch (CV λ)", big["on_last"] <= 1.5 * big["batch_mse"],
-         f"ratio {big['on_last'] / big['batch_mse']:.2f}"),
-        (f"ONORMA last-{big['last']} <= 1.5x batch (λ=0.01)", big["on_last"] <= 1.5 * big["batch_mse_same_lam"],
-         f"ratio {big['on_last'] / big['batch_mse_same_lam']:.2f}"),
-        ("MONORMA <= best single-kernel ONORMA", big["mo_last"] <= best_single,
-         f"{big['mo_last']:.4f} vs {best_single:.4f}"),
+        (
+            f"ONORMA last-{big['last']} <= 1.5x batch (CV λ)",
+            big["on_last"] <= 1.5 * big["batch_mse"],
+            f"ratio {big['on_last'] / big['batch_mse']:.2f}",
+        ),
+        (
+            f"ONORMA last-{big['last']} <= 1.5x batch (λ=0.01)",
+            big["on_last"] <= 1.5 * big["batch_mse_same_lam"],
+            f"ratio {big['on_last'] / big['batch_mse_same_lam']:.2f}",
+        ),
+        (
+            "MONORMA <= best single-kernel ONORMA",
+            big["mo_last"] <= best_single,
+            f"{big['mo_last']:.4f} vs {best_single:.4f}",
+        ),
     ]
     print("\n Targets (issue 6):")
     for name, ok, val in checks:
         print(f"  [{'PASS' if ok else 'FAIL'}] {name}: {val}")
 
     floor = big["batch_mse_same_lam"] / big["batch_mse"]
-    print(f"\n The exact batch optimum at ONORMA's λ = 0.01 is itself {floor:.1f}x the CV batch MSE (noise-free "
-          "targets; CV picks a tiny λ): no learner of the λ = 0.01 objective can come within 1.5x of it.")
+    print(
+        f"\n The exact batch optimum at ONORMA's λ = 0.01 is itself {floor:.1f}x the CV batch MSE (noise-free "
+        "targets; CV picks a tiny λ): no learner of the λ = 0.01 objective can come within 1.5x of it."
+    )
     if args.input_scales:
         print(f"\n Regularisation bias against input scale (n={big['n']}, d={big['d']}; <x, x> ~ s):")
-        print(f"  {'s':>5}{'ONORMA last-' + str(big['last']):>18}{'batch λ=0.01':>14}{'batch λ=1e-6':>14}{'ONORMA / batch 1e-6':>21}")
-        for sc, on_last, b01, b6 in scale_study(big["n"], big["d"], args.seed,
-                                                [float(v) for v in args.input_scales.split(",")]):
+        print(
+            f"  {'s':>5}{'ONORMA last-' + str(big['last']):>18}{'batch λ=0.01':>14}{'batch λ=1e-6':>14}{'ONORMA / batch 1e-6':>21}"
+        )
+        for sc, on_last, b01, b6 in scale_study(
+            big["n"], big["d"], args.seed, [float(v) for v in args.input_scales.split(",")]
+        ):
             print(f"  {sc:>5g}{on_last:>18.4g}{b01:>14.4f}{b6:>14.4f}{on_last / b6:>21.3g}")
 
     os.makedirs(OUT, exist_ok=True)

@@ -2,21 +2,26 @@
 ``python notebooks/_run_notebooks.py [name.ipynb ...]`` (full mode) to store them with their outputs.
 Kept in the repository so the notebooks' code can be reviewed/edited as plain Python.
 """
+
 from pathlib import Path
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 HERE = Path(__file__).resolve().parent
-PARAMS_NOTE = ("**Parameters.** `BAYESMV_QUICK=1` (set by the test suite) shrinks data and chains so the "
-               "notebook runs in seconds; the stored outputs come from the full mode.")
+PARAMS_NOTE = (
+    "**Parameters.** `BAYESMV_QUICK=1` (set by the test suite) shrinks data and chains so the "
+    "notebook runs in seconds; the stored outputs come from the full mode."
+)
 
 
 def nb(cells):
     out = new_notebook()
     out.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     out.metadata["language_info"] = {"name": "python"}
-    out.cells = [new_markdown_cell(c[3:]) if c.startswith("md:") else new_code_cell(c.strip("\n")) for c in cells]
+    out.cells = [
+        new_markdown_cell(c[3:]) if c.startswith("md:") else new_code_cell(c.strip("\n")) for c in cells
+    ]
     return out
 
 
@@ -493,8 +498,12 @@ print("final weights:", np.round(mono.delta_, 3))
 
 
 def main(only=()):
-    for name, cells in [("01_m3lak_posterior_analysis", NB01), ("02_missing_views", NB02),
-                        ("03_method_comparison", NB03), ("04_online_operator_kernels", NB04)]:
+    for name, cells in [
+        ("01_m3lak_posterior_analysis", NB01),
+        ("02_missing_views", NB02),
+        ("03_method_comparison", NB03),
+        ("04_online_operator_kernels", NB04),
+    ]:
         if not only or any(name.startswith(o) for o in only):
             nbformat.write(nb(cells), HERE / f"{name}.ipynb")
 

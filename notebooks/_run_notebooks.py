@@ -1,5 +1,6 @@
 """Execute the notebooks in place with nbclient (full mode unless BAYESMV_QUICK=1) so that they are
 stored with their outputs. Usage: ``python notebooks/_run_notebooks.py [name.ipynb ...]``."""
+
 import os
 import sys
 import time
@@ -10,8 +11,13 @@ from nbclient import NotebookClient
 
 HERE = Path(__file__).resolve().parent
 # XLA/ArviZ log noise that says nothing about the results (slow-compile alarms on a loaded machine).
-_NOISE = ("slow_operation_alarm", "Compiling module", "Very slow compile", "****************",
-          "Shape validation failed")
+_NOISE = (
+    "slow_operation_alarm",
+    "Compiling module",
+    "Very slow compile",
+    "****************",
+    "Shape validation failed",
+)
 
 
 def clean(nb):
@@ -34,8 +40,9 @@ def clean(nb):
 def run(path, timeout=1800):
     nb = nbformat.read(path, as_version=4)
     t0 = time.perf_counter()
-    NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                   resources={"metadata": {"path": str(HERE)}}).execute()
+    NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}
+    ).execute()
     if os.environ.get("BAYESMV_QUICK") != "1":
         nbformat.write(clean(nb), path)
     return time.perf_counter() - t0

@@ -56,7 +56,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     counts = config.stash.get(_CASES_KEY, None)
     if counts:
         total = sum(counts.values())
-        terminalreporter.write_sep("-", f"hypothesis generated cases: {total} in {len(counts)} property tests")
+        terminalreporter.write_sep(
+            "-", f"hypothesis generated cases: {total} in {len(counts)} property tests"
+        )
         for name, n in sorted(counts.items()):
             terminalreporter.write_line(f"  {n:5d}  {name}")
 
@@ -96,8 +98,9 @@ def tiny_settings(name):
         "MVLClassifier": dict(),
         "MVLRegressor": dict(),
         "ONORMA": dict(eta0=0.5),
-        "MONORMA": dict(kernels=[SeparableKernel("rbf", ((1.0,),)), SeparableKernel("linear", ((1.0,),))],
-                        eta0=0.2),
+        "MONORMA": dict(
+            kernels=[SeparableKernel("rbf", ((1.0,),)), SeparableKernel("linear", ((1.0,),))], eta0=0.2
+        ),
         "OVKRidge": dict(lam=0.1),
         "MKC": dict(max_iter=20),
     }[name]
@@ -112,8 +115,10 @@ def make_estimator(name, **overrides):
 def make_tiny_problem(n=16, seed=0):
     rng = np.random.default_rng(seed)
     H = rng.standard_normal((n, 2))
-    Xs = [H @ rng.standard_normal((2, 3)) + 0.1 * rng.standard_normal((n, 3)),
-          H @ rng.standard_normal((2, 2)) + 0.1 * rng.standard_normal((n, 2))]
+    Xs = [
+        H @ rng.standard_normal((2, 3)) + 0.1 * rng.standard_normal((n, 3)),
+        H @ rng.standard_normal((2, 2)) + 0.1 * rng.standard_normal((n, 2)),
+    ]
     y = (H[:, 0] > np.median(H[:, 0])).astype(np.int64)
     y_reg = H[:, 0] + 0.5 * H[:, 1]
     X = np.concatenate(Xs, axis=1)

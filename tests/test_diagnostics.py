@@ -23,8 +23,14 @@ def nuts_run():
         numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
 
     y = np.random.default_rng(0).normal(1.5, 1.0, 30)
-    mcmc = MCMC(NUTS(model), num_warmup=300, num_samples=600, num_chains=2, progress_bar=False,
-                chain_method="sequential")
+    mcmc = MCMC(
+        NUTS(model),
+        num_warmup=300,
+        num_samples=600,
+        num_chains=2,
+        progress_bar=False,
+        chain_method="sequential",
+    )
     mcmc.run(jax.random.PRNGKey(0), y=y)
     return mcmc, y
 
@@ -51,9 +57,10 @@ def test_check_convergence_passes_for_good_chains_and_fails_for_stuck_ones(nuts_
     text = str(report)
     assert "mu" in text and "PASSED" in text and "r_hat" in text
     rng = np.random.default_rng(1)
-    stuck = az.from_dict(posterior={"a": rng.normal(size=(4, 500)) + np.arange(4)[:, None],
-                                    "b": rng.normal(size=(4, 500, 3))},
-                         sample_stats={"diverging": np.zeros((4, 500), bool)})
+    stuck = az.from_dict(
+        posterior={"a": rng.normal(size=(4, 500)) + np.arange(4)[:, None], "b": rng.normal(size=(4, 500, 3))},
+        sample_stats={"diverging": np.zeros((4, 500), bool)},
+    )
     rep = check_convergence(stuck)
     assert not rep.passed and rep.failed == ["a"]
     assert rep.to_dataframe().loc["b", "passed"]
@@ -71,8 +78,12 @@ def test_check_convergence_passes_for_good_chains_and_fails_for_stuck_ones(nuts_
 
 
 def test_fit_trace_container_works_with_the_same_functions():
-    tr = FitTrace(estimates={"A": np.eye(3), "w": np.array([0.4, 0.6])},
-                  traces={"objective": np.array([5.0, 3.0, 2.5, 2.49])}, converged=True, method="MVML")
+    tr = FitTrace(
+        estimates={"A": np.eye(3), "w": np.array([0.4, 0.6])},
+        traces={"objective": np.array([5.0, 3.0, 2.5, 2.49])},
+        converged=True,
+        method="MVML",
+    )
     assert tr.n_iter == 4 and tr.objective[-1] == 2.49
     rep = check_convergence(tr)
     assert rep.passed and rep.n_draws == 4
@@ -81,8 +92,12 @@ def test_fit_trace_container_works_with_the_same_functions():
     idata = tr.to_inference_data()
     assert idata.posterior["A"].shape == (1, 1, 3, 3)
     assert idata.sample_stats["objective"].shape == (1, 4)
-    bad = FitTrace(estimates={"A": np.array([np.nan])}, traces={"objective": np.array([1.0, np.inf])},
-                   converged=False, method="MVML")
+    bad = FitTrace(
+        estimates={"A": np.array([np.nan])},
+        traces={"objective": np.array([1.0, np.inf])},
+        converged=False,
+        method="MVML",
+    )
     rep = check_convergence(bad)
     assert not rep.passed and len(rep.notes) == 3
 

@@ -86,7 +86,9 @@ def test_get_kernel_by_name_and_errors():
     np.testing.assert_allclose(np.asarray(k(X, Y)), skp.rbf_kernel(X, Y, gamma=0.5), atol=1e-12)
     assert k == K.get_kernel("rbf", gamma=0.5) and hash(k) == hash(K.get_kernel("rbf", gamma=0.5))
     assert k.name == "rbf"
-    np.testing.assert_allclose(np.asarray(K.pairwise_kernel(X, Y, "laplacian")), skp.laplacian_kernel(X, Y), atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(K.pairwise_kernel(X, Y, "laplacian")), skp.laplacian_kernel(X, Y), atol=1e-12
+    )
     with pytest.raises(ValueError, match="not a known kernel"):
         K.get_kernel("nope")
 
@@ -97,7 +99,9 @@ def test_kernel_matvec_matches_dense_for_odd_block_sizes():
         out = K.kernel_matvec(X, V, Y, "rbf", block_size=block, gamma=0.8)
         np.testing.assert_allclose(np.asarray(out), skp.rbf_kernel(X, Y, gamma=0.8) @ V, atol=1e-12)
     v = RNG.standard_normal(17)
-    np.testing.assert_allclose(np.asarray(K.kernel_matvec(X, v, block_size=5)), skp.rbf_kernel(X) @ v, atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(K.kernel_matvec(X, v, block_size=5)), skp.rbf_kernel(X) @ v, atol=1e-12
+    )
 
 
 def test_kernel_matvec_memory_is_bounded_at_n_50000():
@@ -209,8 +213,13 @@ def test_random_fourier_features_converge_like_inverse_sqrt_m():
 
 
 def test_cos_sin_matches_libm_and_keeps_float32():
-    x = np.concatenate([np.linspace(-1e5, 1e5, 400_001), np.linspace(-7, 7, 10_001),
-                        [0.0, -0.0, np.pi / 4, np.pi / 2, -np.pi, 3 * np.pi / 2]])
+    x = np.concatenate(
+        [
+            np.linspace(-1e5, 1e5, 400_001),
+            np.linspace(-7, 7, 10_001),
+            [0.0, -0.0, np.pi / 4, np.pi / 2, -np.pi, 3 * np.pi / 2],
+        ]
+    )
     c, s = K.cos_sin(jnp.asarray(x))
     assert np.max(np.abs(np.asarray(c) - np.cos(x))) <= 3e-16  # 2 ulp of 1 (measured: 2.2e-16)
     assert np.max(np.abs(np.asarray(s) - np.sin(x))) <= 3e-16
@@ -255,8 +264,9 @@ def test_operator_kernels_are_psd_on_random_inputs(seed):
     diag = K.DiagonalMultiViewKernel((K.get_kernel("rbf"), K.get_kernel("laplacian")))
     Gd = np.asarray(diag.gram(views))
     assert Gd.shape == (24, 24) and _min_eig(Gd) > -1e-9
-    np.testing.assert_allclose(Gd[0:2, 2:4], np.diag([skp.rbf_kernel(Z)[0, 1], skp.laplacian_kernel(views[1])[0, 1]]),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        Gd[0:2, 2:4], np.diag([skp.rbf_kernel(Z)[0, 1], skp.laplacian_kernel(views[1])[0, 1]]), atol=1e-12
+    )
     Ks = [skp.rbf_kernel(Z), skp.linear_kernel(views[1])]
     B = rng.standard_normal((24, 24))
     Gm = np.asarray(K.mvml_kernel(Ks, B @ B.T))

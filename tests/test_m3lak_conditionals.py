@@ -81,8 +81,25 @@ def tiny():
     omega = rng.normal(size=(M, m))
     y = np.array([1.0, -1, 1, 1, -1, -1])
     lam = rng.gamma(1.0, 1.0, size=N) + 0.05
-    return dict(N=N, m=m, K=K, D=D, M=M, H=H, U=U, W=W, V=V, X=X * obs[:, None], obs=obs,
-                omega=omega, y=y, lam=lam, tau=1.7, r=np.array([0.8, 2.5]), eta=3.0)
+    return dict(
+        N=N,
+        m=m,
+        K=K,
+        D=D,
+        M=M,
+        H=H,
+        U=U,
+        W=W,
+        V=V,
+        X=X * obs[:, None],
+        obs=obs,
+        omega=omega,
+        y=y,
+        lam=lam,
+        tau=1.7,
+        r=np.array([0.8, 2.5]),
+        eta=3.0,
+    )
 
 
 def test_beta_conditional_matches_joint(tiny):
@@ -102,7 +119,8 @@ def test_beta_conditional_matches_joint(tiny):
 def test_lambda_conditional_matches_grid(decision, y):
     C = 1.3
     draws = jax.vmap(lambda k: sample_lambda_conditional(k, jnp.asarray(decision), jnp.asarray(y), C))(
-        KEYS[:5000])
+        KEYS[:5000]
+    )
     assert np.all(np.asarray(draws) > 0)
 
     def logdens(lam):  # the augmented factor as a function of λ (eq. 2)
@@ -127,9 +145,17 @@ def test_u_conditional_matches_joint_and_prior_for_missing(tiny):
         return -0.5 * u @ u - 0.5 * t["tau"] * r @ r
 
     mean, cov = _gaussian_reference(logp, t["K"])
-    draws = jax.vmap(lambda k: sample_u_conditional(
-        k, jnp.asarray(t["X"]), jnp.asarray(t["H"]), jnp.asarray(t["W"]), jnp.asarray(t["V"]),
-        t["tau"], jnp.asarray(t["obs"])))(KEYS)
+    draws = jax.vmap(
+        lambda k: sample_u_conditional(
+            k,
+            jnp.asarray(t["X"]),
+            jnp.asarray(t["H"]),
+            jnp.asarray(t["W"]),
+            jnp.asarray(t["V"]),
+            t["tau"],
+            jnp.asarray(t["obs"]),
+        )
+    )(KEYS)
     _check_moments(draws[:, n], mean, cov)
     _check_moments(draws[:, 2], np.zeros(t["K"]), np.eye(t["K"]))  # missing row: prior
 
@@ -143,15 +169,26 @@ def test_wv_conditional_is_joint_gaussian(tiny):
         B = b.reshape(D, m + K)
         W, V = B[:, :m], B[:, m:]
         resid = (t["X"] - t["H"] @ W.T - t["U"] @ V.T)[obs]
-        return (-0.5 * jnp.sum(t["r"] * jnp.sum(W**2, 0)) - 0.5 * t["eta"] * jnp.sum(V**2)
-                - 0.5 * t["tau"] * jnp.sum(resid**2))
+        return (
+            -0.5 * jnp.sum(t["r"] * jnp.sum(W**2, 0))
+            - 0.5 * t["eta"] * jnp.sum(V**2)
+            - 0.5 * t["tau"] * jnp.sum(resid**2)
+        )
 
     mean, cov = _gaussian_reference(logp, D * (m + K))
     assert np.abs(cov[0, m]) > 1e-3  # W and V really are correlated: the joint update matters
 
     def draw(k):
-        W, V = sample_wv_conditional(k, jnp.asarray(t["X"]), jnp.asarray(t["H"]), jnp.asarray(t["U"]),
-                                     jnp.asarray(t["r"]), t["eta"], t["tau"], jnp.asarray(obs))
+        W, V = sample_wv_conditional(
+            k,
+            jnp.asarray(t["X"]),
+            jnp.asarray(t["H"]),
+            jnp.asarray(t["U"]),
+            jnp.asarray(t["r"]),
+            t["eta"],
+            t["tau"],
+            jnp.asarray(obs),
+        )
         return jnp.concatenate([W, V], 1).ravel()
 
     _check_moments(jax.vmap(draw)(KEYS), mean, cov)
@@ -165,7 +202,9 @@ def test_r_conditional_matches_grid(tiny):
         w = np.asarray(W[:, j])
 
         def logdens(r):  # Gamma prior × N(w_j | 0, r^{-1} I)
-            return st.gamma(a_r, scale=1 / b_r).logpdf(r) + st.norm(0, 1 / np.sqrt(r)).logpdf(w[:, None]).sum(0)
+            return st.gamma(a_r, scale=1 / b_r).logpdf(r) + st.norm(0, 1 / np.sqrt(r)).logpdf(w[:, None]).sum(
+                0
+            )
 
         _grid_ks(draws[:, j], logdens, 1e-6, 40.0)
 
@@ -173,13 +212,25 @@ def test_r_conditional_matches_grid(tiny):
 def test_tau_conditional_matches_grid(tiny):
     t = tiny
     a_t, b_t = 0.01, 1e-5
-    draws = jax.vmap(lambda k: sample_tau_conditional(
-        k, jnp.asarray(t["X"]), jnp.asarray(t["H"]), jnp.asarray(t["U"]), jnp.asarray(t["W"]),
-        jnp.asarray(t["V"]), jnp.asarray(t["obs"]), a_t, b_t))(KEYS[:5000])
+    draws = jax.vmap(
+        lambda k: sample_tau_conditional(
+            k,
+            jnp.asarray(t["X"]),
+            jnp.asarray(t["H"]),
+            jnp.asarray(t["U"]),
+            jnp.asarray(t["W"]),
+            jnp.asarray(t["V"]),
+            jnp.asarray(t["obs"]),
+            a_t,
+            b_t,
+        )
+    )(KEYS[:5000])
     resid = (t["X"] - t["H"] @ t["W"].T - t["U"] @ t["V"].T)[t["obs"]].ravel()
 
     def logdens(tau):
-        return st.gamma(a_t, scale=1 / b_t).logpdf(tau) + st.norm(0, 1 / np.sqrt(tau)).logpdf(resid[:, None]).sum(0)
+        return st.gamma(a_t, scale=1 / b_t).logpdf(tau) + st.norm(0, 1 / np.sqrt(tau)).logpdf(
+            resid[:, None]
+        ).sum(0)
 
     _grid_ks(draws, logdens, 1e-6, 5.0)
 
@@ -189,7 +240,9 @@ def test_v_conditional_matches_grid():
     draws = jax.vmap(lambda k: sample_v_conditional(k, beta, 2.0, 0.5))(KEYS[:5000])
 
     def logdens(v):
-        return st.gamma(2.0, scale=2.0).logpdf(v) + st.norm(0, 1 / np.sqrt(v)).logpdf(np.asarray(beta)[:, None]).sum(0)
+        return st.gamma(2.0, scale=2.0).logpdf(v) + st.norm(0, 1 / np.sqrt(v)).logpdf(
+            np.asarray(beta)[:, None]
+        ).sum(0)
 
     _grid_ks(draws, logdens, 1e-6, 20.0)
 
@@ -200,8 +253,13 @@ def test_niw_draws_match_scipy_moments():
     psi = np.array([[2.0, 0.3], [0.3, 0.5]])
     mu_n = np.array([0.4, -1.0])
     n = 20000
-    mu, G, logdet = sample_niw(jax.random.PRNGKey(5), jnp.broadcast_to(mu_n, (n, m)), kappa * jnp.ones(n),
-                               nu * jnp.ones(n), jnp.broadcast_to(psi, (n, m, m)))
+    mu, G, logdet = sample_niw(
+        jax.random.PRNGKey(5),
+        jnp.broadcast_to(mu_n, (n, m)),
+        kappa * jnp.ones(n),
+        nu * jnp.ones(n),
+        jnp.broadcast_to(psi, (n, m, m)),
+    )
     prec = np.asarray(G @ jnp.swapaxes(G, -1, -2))
     Sigma = np.linalg.inv(prec)
     np.testing.assert_allclose(np.linalg.slogdet(prec)[1], np.asarray(logdet), atol=1e-8)
@@ -218,8 +276,11 @@ def test_decision_values_and_their_derivatives_match_the_feature_map():
     from bayesmv.models import decision_values
 
     k = jax.random.split(jax.random.PRNGKey(5), 3)
-    H, om, b = (jax.random.normal(k[0], (6, 3)), 2 * jax.random.normal(k[1], (4, 3)),
-                jax.random.normal(k[2], (9,)))
+    H, om, b = (
+        jax.random.normal(k[0], (6, 3)),
+        2 * jax.random.normal(k[1], (4, 3)),
+        jax.random.normal(k[2], (9,)),
+    )
 
     def reference(H, om, b):
         return feature_map(H, om) @ b
@@ -271,8 +332,10 @@ def small_run():
     rng = np.random.default_rng(0)
     N = 40
     H = rng.normal(size=(N, 2))
-    Xs = [H @ rng.normal(size=(2, 3)) + 0.3 * rng.normal(size=(N, 3)),
-          H @ rng.normal(size=(2, 4)) + 0.3 * rng.normal(size=(N, 4))]
+    Xs = [
+        H @ rng.normal(size=(2, 3)) + 0.3 * rng.normal(size=(N, 3)),
+        H @ rng.normal(size=(2, 4)) + 0.3 * rng.normal(size=(N, 4)),
+    ]
     Xs[1][:5] = np.nan
     y = np.where(H[:, 0] > 0, 1.0, -1.0)
     cfg = M3LAKConfig(n_latent=3, n_frequencies=4, dp_capacity=20, v_prior=(1.0, 1.0))
@@ -311,13 +374,22 @@ def test_run_m3lak_equals_numpyro_mcmc_and_refits_without_recompiling(small_run)
     from bayesmv.inference.m3lak_sampler import EXTRA_FIELDS, M3LAKKernel, _sample_chain, prepare_data
 
     Xs, y, cfg, post = small_run
-    mcmc = MCMC(M3LAKKernel(cfg), num_warmup=30, num_samples=20, num_chains=2, chain_method="sequential",
-                progress_bar=False, jit_model_args=True)
+    mcmc = MCMC(
+        M3LAKKernel(cfg),
+        num_warmup=30,
+        num_samples=20,
+        num_chains=2,
+        chain_method="sequential",
+        progress_bar=False,
+        jit_model_args=True,
+    )
     mcmc.run(jax.random.PRNGKey(0), prepare_data(Xs, y), extra_fields=EXTRA_FIELDS)
     ref = mcmc.get_samples(group_by_chain=True)
     for name in ("beta", "omega", "tau", "decision", "dp_weights"):
         np.testing.assert_array_equal(post.samples[name], ref[name], err_msg=name)
-    np.testing.assert_array_equal(post.extra_stats["diverging"], mcmc.get_extra_fields(group_by_chain=True)["diverging"])
+    np.testing.assert_array_equal(
+        post.extra_stats["diverging"], mcmc.get_extra_fields(group_by_chain=True)["diverging"]
+    )
 
     compiled = _sample_chain._cache_size()
     again = run_m3lak([X + 0.01 for X in Xs], y, cfg, num_warmup=30, num_samples=20, num_chains=2, seed=1)
@@ -332,7 +404,9 @@ def test_run_m3lak_equals_numpyro_mcmc_and_refits_without_recompiling(small_run)
 def test_vectorized_chains_are_valid_and_distinct(small_run):
     """``chain_method="vectorized"``: the same contract (shapes, finite draws, distinct chains)."""
     Xs, y, cfg, post = small_run
-    vec = run_m3lak(Xs, y, cfg, num_warmup=30, num_samples=20, num_chains=2, chain_method="vectorized", seed=0)
+    vec = run_m3lak(
+        Xs, y, cfg, num_warmup=30, num_samples=20, num_chains=2, chain_method="vectorized", seed=0
+    )
     for name, value in post.samples.items():
         assert vec.samples[name].shape == value.shape, name
         assert np.all(np.isfinite(np.asarray(vec.samples[name]))), name

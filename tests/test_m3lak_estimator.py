@@ -40,14 +40,14 @@ def _dense_posterior(Ws, Vs, tau, xs, observed):
             continue
         A = np.zeros((DIMS[i], nz))
         A[:, :M_LAT] = Ws[i]
-        A[:, M_LAT + i * K_LAT: M_LAT + (i + 1) * K_LAT] = Vs[i]
+        A[:, M_LAT + i * K_LAT : M_LAT + (i + 1) * K_LAT] = Vs[i]
         rows.append((A, np.eye(DIMS[i]) / tau[i], xs[i]))
     A = np.vstack([r[0] for r in rows])
     noise = np.zeros((A.shape[0], A.shape[0]))
     o = 0
     for r in rows:
         d = r[1].shape[0]
-        noise[o:o + d, o:o + d] = r[1]
+        noise[o : o + d, o : o + d] = r[1]
         o += d
     x = np.concatenate([r[2] for r in rows])
     Sxx = A @ A.T + noise  # cov of x; cov(z) = I, cov(z, x) = Aᵀ
@@ -91,9 +91,12 @@ def test_predictive_draws_have_dense_moments():
         omega[0, k] = eps
         beta = np.array([0.0, 1.0 / eps, 0.0])  # (cos, sin, bias): f = sin(ε h_k)/ε ≈ h_k
         draws = {
-            "W_0": np.broadcast_to(Ws[0], (S,) + Ws[0].shape), "W_1": np.broadcast_to(Ws[1], (S,) + Ws[1].shape),
-            "V_0": np.broadcast_to(Vs[0], (S,) + Vs[0].shape), "V_1": np.broadcast_to(Vs[1], (S,) + Vs[1].shape),
-            "tau": np.broadcast_to(tau, (S, 2)), "beta": np.broadcast_to(beta, (S, 3)),
+            "W_0": np.broadcast_to(Ws[0], (S,) + Ws[0].shape),
+            "W_1": np.broadcast_to(Ws[1], (S,) + Ws[1].shape),
+            "V_0": np.broadcast_to(Vs[0], (S,) + Vs[0].shape),
+            "V_1": np.broadcast_to(Vs[1], (S,) + Vs[1].shape),
+            "tau": np.broadcast_to(tau, (S, 2)),
+            "beta": np.broadcast_to(beta, (S, 3)),
             "omega": np.broadcast_to(omega, (S, 1, M_LAT)),
         }
         outs.append(sample_predictive_decisions(draws, Xs, jax.random.PRNGKey(0), chunk_size=4096))
@@ -112,8 +115,10 @@ def test_predictive_chunking_does_not_change_draws():
     draws = {
         "W_0": np.stack([Ws[0] + 0.1 * rng.standard_normal(Ws[0].shape) for _ in range(S)]),
         "W_1": np.stack([Ws[1] + 0.1 * rng.standard_normal(Ws[1].shape) for _ in range(S)]),
-        "V_0": np.broadcast_to(Vs[0], (S,) + Vs[0].shape), "V_1": np.broadcast_to(Vs[1], (S,) + Vs[1].shape),
-        "tau": np.broadcast_to(tau, (S, 2)), "beta": rng.standard_normal((S, 2 * M + 1)),
+        "V_0": np.broadcast_to(Vs[0], (S,) + Vs[0].shape),
+        "V_1": np.broadcast_to(Vs[1], (S,) + Vs[1].shape),
+        "tau": np.broadcast_to(tau, (S, 2)),
+        "beta": rng.standard_normal((S, 2 * M + 1)),
         "omega": rng.standard_normal((S, M, M_LAT)),
     }
     Xs = [rng.standard_normal((5, d)) for d in DIMS]
@@ -193,8 +198,9 @@ FAST = dict(n_latent=2, n_frequencies=10, num_warmup=150, num_samples=100, num_c
 
 
 def _easy_task(n_train=40, n_test=60, seed=0):
-    Xs, y = make_latent_views(n_samples=n_train + n_test, n_views=2, n_latent=2, n_features=6,
-                              noise=0.3, rule="circle", seed=seed)
+    Xs, y = make_latent_views(
+        n_samples=n_train + n_test, n_views=2, n_latent=2, n_features=6, noise=0.3, rule="circle", seed=seed
+    )
     labels = np.array(["inside", "outside"])[y]
     tr, te = slice(0, n_train), slice(n_train, None)
     return [X[tr] for X in Xs], [X[te] for X in Xs], labels[tr], labels[te]
@@ -290,8 +296,9 @@ def test_same_seed_same_predictions(binary_fit):
     est, Xtr, Xte, ytr, _ = binary_fit
     again = clone(est).fit(Xtr, ytr)
     np.testing.assert_array_equal(again.predict_proba(Xte), est.predict_proba(Xte))
-    np.testing.assert_array_equal(again.inference_data_.posterior["decision"].values,
-                                  est.inference_data_.posterior["decision"].values)
+    np.testing.assert_array_equal(
+        again.inference_data_.posterior["decision"].values, est.inference_data_.posterior["decision"].values
+    )
 
 
 @pytest.mark.slow

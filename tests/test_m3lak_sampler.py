@@ -34,14 +34,31 @@ from bayesmv.models import M3LAKConfig
 N, DS = 3, (2, 2)
 Y = jnp.array([1.0, -1.0, 1.0])
 OBS = jnp.array([[True, False], [True, True], [True, True]])  # view 1 of sample 0 missing
-BASE = M3LAKConfig(n_latent=2, n_frequencies=3, C=0.5, eta=4.0, alpha=1.0, a_r=4.0, b_r=4.0,
-                   a_tau=4.0, b_tau=4.0, v=1.0, niw_kappa0=1.0, niw_nu0=5.0, niw_mu0=0.0,
-                   niw_psi0=1.0, dp_capacity=60, hmc_steps_h=4, hmc_steps_omega=4,
-                   augmented=True)
+BASE = M3LAKConfig(
+    n_latent=2,
+    n_frequencies=3,
+    C=0.5,
+    eta=4.0,
+    alpha=1.0,
+    a_r=4.0,
+    b_r=4.0,
+    a_tau=4.0,
+    b_tau=4.0,
+    v=1.0,
+    niw_kappa0=1.0,
+    niw_nu0=5.0,
+    niw_mu0=0.0,
+    niw_psi0=1.0,
+    dp_capacity=60,
+    hmc_steps_h=4,
+    hmc_steps_omega=4,
+    augmented=True,
+)
 CONFIGS = {
     "augmented-dp": BASE,
     "marginal-gaussian-vprior": dataclasses.replace(
-        BASE, augmented=False, spectral_prior="gaussian", v_prior=(3.0, 3.0), lengthscale=1.0),
+        BASE, augmented=False, spectral_prior="gaussian", v_prior=(3.0, 3.0), lengthscale=1.0
+    ),
 }
 N_MC, N_SC, N_BATCH = 100_000, 20_000, 100
 EPS_H, EPS_O = 0.4, 0.3
@@ -52,7 +69,7 @@ def _draw_X(key, lat: M3LAKLatent):
     for i, k in enumerate(jax.random.split(key, len(DS))):
         mean = lat.H @ lat.Ws[i].T + lat.Us[i] @ lat.Vs[i].T
         X = mean + jax.random.normal(k, mean.shape) / jnp.sqrt(lat.tau[i])
-        Xs.append(X * OBS[:, i:i + 1])
+        Xs.append(X * OBS[:, i : i + 1])
     return tuple(Xs)
 
 
@@ -63,10 +80,14 @@ def _prior_draw(key, cfg):
     H = jax.random.normal(k[0], (N, m))
     tau = jax.random.gamma(k[1], cfg.a_tau, (len(DS),)) / cfg.b_tau
     r = jax.random.gamma(k[2], cfg.a_r, (len(DS), m)) / cfg.b_r
-    Ws = tuple(jax.random.normal(kk, (D, m)) / jnp.sqrt(r[i])
-               for i, (kk, D) in enumerate(zip(jax.random.split(k[3], len(DS)), DS)))
-    Vs = tuple(jax.random.normal(kk, (D, K)) / jnp.sqrt(cfg.eta)
-               for kk, D in zip(jax.random.split(k[4], len(DS)), DS))
+    Ws = tuple(
+        jax.random.normal(kk, (D, m)) / jnp.sqrt(r[i])
+        for i, (kk, D) in enumerate(zip(jax.random.split(k[3], len(DS)), DS))
+    )
+    Vs = tuple(
+        jax.random.normal(kk, (D, K)) / jnp.sqrt(cfg.eta)
+        for kk, D in zip(jax.random.split(k[4], len(DS)), DS)
+    )
     Us = tuple(jax.random.normal(kk, (N, K)) for kk in jax.random.split(k[5], len(DS)))
     if cfg.spectral_prior == "dp":
         mu0, kappa0, nu0, psi0 = _niw_prior(cfg)
@@ -90,12 +111,29 @@ def _prior_draw(key, cfg):
 
 def _test_functions(lat: M3LAKLatent, Xs):
     f = decision_values(lat.H, lat.omega, lat.beta)
-    parts = [lat.beta, lat.beta**2, f, f**2, jnp.log(lat.tau), jnp.log(lat.r).ravel(), lat.H.ravel(),
-             lat.H.ravel() ** 2, lat.omega.ravel(), lat.omega.ravel() ** 2, jnp.log(lat.lam),
-             jnp.atleast_1d(jnp.log(lat.v))]
+    parts = [
+        lat.beta,
+        lat.beta**2,
+        f,
+        f**2,
+        jnp.log(lat.tau),
+        jnp.log(lat.r).ravel(),
+        lat.H.ravel(),
+        lat.H.ravel() ** 2,
+        lat.omega.ravel(),
+        lat.omega.ravel() ** 2,
+        jnp.log(lat.lam),
+        jnp.atleast_1d(jnp.log(lat.v)),
+    ]
     for i in range(len(DS)):
-        parts += [lat.Ws[i].ravel(), lat.Ws[i].ravel() ** 2, lat.Vs[i].ravel(), lat.Us[i].ravel(),
-                  Xs[i].ravel(), Xs[i].ravel() ** 2]
+        parts += [
+            lat.Ws[i].ravel(),
+            lat.Ws[i].ravel() ** 2,
+            lat.Vs[i].ravel(),
+            lat.Us[i].ravel(),
+            Xs[i].ravel(),
+            Xs[i].ravel() ** 2,
+        ]
     return jnp.concatenate([jnp.ravel(p) for p in parts])
 
 
@@ -214,7 +252,9 @@ def test_augmented_gibbs_agrees_with_nuts_on_decision_values():
         beta = sample_beta_conditional(k2, feats, y, lam, cfg.C, cfg.v)
         return beta, feats @ beta
 
-    _, f_gibbs = jax.lax.scan(gibbs_step, jnp.zeros(2 * M + 1), jax.random.split(jax.random.PRNGKey(1), 21000))
+    _, f_gibbs = jax.lax.scan(
+        gibbs_step, jnp.zeros(2 * M + 1), jax.random.split(jax.random.PRNGKey(1), 21000)
+    )
     f_gibbs = np.asarray(f_gibbs[1000:])
 
     def mean_sd_se(f):

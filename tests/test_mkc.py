@@ -47,7 +47,9 @@ def with_nans(Ks, obs):
 @pytest.mark.parametrize("method", ["embd_ht", "embd_hm", "rnd"])
 def test_exact_completion_in_span_of_complete_basis(method):
     Ks, _, obs = shared_span_problem()
-    est = MKC(method=method, lambda1=1.0, lambda2=1e-7, max_iter=200, n_basis=3, seed=0).fit(with_nans(Ks, obs))
+    est = MKC(method=method, lambda1=1.0, lambda2=1e-7, max_iter=200, n_basis=3, seed=0).fit(
+        with_nans(Ks, obs)
+    )
     assert multiview_are(Ks, est.completed_kernels_, obs) < 1e-3  # percent
     for K, Kh, o in zip(Ks, est.completed_kernels_, obs):
         np.testing.assert_allclose(Kh[np.ix_(o, o)], K[np.ix_(o, o)], atol=1e-5 * np.abs(K).max())
@@ -125,7 +127,11 @@ def test_simplex_qp_matches_exhaustive_kkt_solution():
 def test_between_view_weights_rows_on_simplex():
     Ks, _, obs = shared_span_problem(seed=4)
     for method in ["embd_ht", "app", "sdp", "rnd"]:
-        S = MKC(method=method, lambda1=1.0, lambda2=1e-3, max_iter=30).fit(with_nans(Ks, obs)).between_view_weights_
+        S = (
+            MKC(method=method, lambda1=1.0, lambda2=1e-3, max_iter=30)
+            .fit(with_nans(Ks, obs))
+            .between_view_weights_
+        )
         assert S.shape == (3, 3)
         np.testing.assert_allclose(np.diag(S), 0.0, atol=0)
         assert np.all(S >= 0)
@@ -183,7 +189,9 @@ def test_are_against_hand_computation():
     Kp[2] = [0.0, 1.0, 1.0]  # row error (0, 0, -1), |k_2| = sqrt(5)
     expected = 100 * (2 / np.sqrt(6) + 1 / np.sqrt(5)) / 2
     assert average_relative_error(K, Kp, [1, 2]) == pytest.approx(expected, rel=1e-14)
-    assert average_relative_error(K, Kp, np.array([False, True, False])) == pytest.approx(100 * 2 / np.sqrt(6))
+    assert average_relative_error(K, Kp, np.array([False, True, False])) == pytest.approx(
+        100 * 2 / np.sqrt(6)
+    )
     obs = np.array([[True, False, False], [True, True, True]])
     assert multiview_are([K, K], [Kp, Kp], obs) == pytest.approx(expected)  # complete view skipped
     assert np.isnan(average_relative_error(K, Kp, []))
@@ -193,8 +201,9 @@ def test_are_against_hand_computation():
 def test_complete_views_bridge_and_lambda_grid_agree_with_fit():
     Ks, Xs, obs = shared_span_problem(seed=6)
     Xn = [np.where(o[:, None], X, np.nan) for X, o in zip(Xs, obs)]
-    out, est = complete_views(Xn, kernel="linear", method="embd_hm", lambda2=1e-7, max_iter=100,
-                              return_estimator=True)
+    out, est = complete_views(
+        Xn, kernel="linear", method="embd_hm", lambda2=1e-7, max_iter=100, return_estimator=True
+    )
     assert multiview_are(Ks, out, obs) < 1e-3
     np.testing.assert_array_equal(est.observed_, obs)
     lams = np.array([[1.0, 1e-3], [0.1, 1e-2]])

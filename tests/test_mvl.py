@@ -91,7 +91,9 @@ def test_one_view_no_manifold_equals_kernel_ridge():
     reg = MVLRegressor(kernel="rbf", kernel_params={"gamma": 0.3}, gamma_A=gA, gamma_B=0.0, gamma_W=0.0)
     reg.fit(Xs, y)
     Xt = [rng.normal(size=(7, 3))]
-    kr = KernelRidge(alpha=20 * gA, kernel="rbf", gamma=0.3).fit(Xs[0], y)  # (1/l)||.||^2 + gA -> alpha = l gA
+    kr = KernelRidge(alpha=20 * gA, kernel="rbf", gamma=0.3).fit(
+        Xs[0], y
+    )  # (1/l)||.||^2 + gA -> alpha = l gA
     np.testing.assert_allclose(reg.predict(Xt), kr.predict(Xt[0]), atol=1e-9)
     pred, views = reg.predict(Xt, return_views=True)
     assert views.shape == (7, 1)
@@ -122,10 +124,13 @@ def _bias_free_svm_primal(K, y, C):
         a, xi = z[:n], z[n:]
         return 0.5 * a @ K @ a + C * xi.sum()
 
-    cons = [{"type": "ineq", "fun": lambda z: y * (K @ z[:n]) - 1 + z[n:]},
-            {"type": "ineq", "fun": lambda z: z[n:]}]
-    r = minimize(obj, np.zeros(2 * n), constraints=cons, method="SLSQP",
-                 options={"ftol": 1e-13, "maxiter": 1000})
+    cons = [
+        {"type": "ineq", "fun": lambda z: y * (K @ z[:n]) - 1 + z[n:]},
+        {"type": "ineq", "fun": lambda z: z[n:]},
+    ]
+    r = minimize(
+        obj, np.zeros(2 * n), constraints=cons, method="SLSQP", options={"ftol": 1e-13, "maxiter": 1000}
+    )
     assert r.success
     return r.x[:n]
 
@@ -134,7 +139,9 @@ def test_one_view_binsvm_equals_bias_free_svm():
     rng, Xs, Ks = _toy(n=14, m=1, seed=3, gamma=0.5)
     y = np.where(Xs[0][:, 0] + 0.3 * rng.normal(size=14) > 0, 1, -1)
     gA = 0.05
-    clf = MVLClassifier(kernel="precomputed", loss="hinge", gamma_A=gA, gamma_B=0.0, gamma_W=0.0, qp_tol=1e-10)
+    clf = MVLClassifier(
+        kernel="precomputed", loss="hinge", gamma_A=gA, gamma_B=0.0, gamma_W=0.0, qp_tol=1e-10
+    )
     clf.fit(Ks, y)
     # (1/l) sum hinge + gA ||f||^2  <=>  1/2||f||^2 + C sum hinge, C = 1/(2 l gA)
     a = _bias_free_svm_primal(Ks[0], y.astype(float), 1.0 / (2 * 14 * gA))
@@ -177,9 +184,14 @@ def test_box_qp_matches_generic_solver():
         x2, info2 = box_qp(H, q, 0.0, 0.4, tol=1e-10, warm_start=None)  # pure projected Newton
         assert info2["kkt"] <= 1e-9 and info2["n_iter"] >= 1
         np.testing.assert_allclose(x2, x, atol=1e-7)
-        ref = minimize(lambda z: 0.5 * z @ H @ z - q @ z, np.zeros(n), jac=lambda z: H @ z - q,
-                       bounds=[(0, 0.4)] * n, method="L-BFGS-B",
-                       options={"ftol": 1e-16, "gtol": 1e-12, "maxiter": 20000})
+        ref = minimize(
+            lambda z: 0.5 * z @ H @ z - q @ z,
+            np.zeros(n),
+            jac=lambda z: H @ z - q,
+            bounds=[(0, 0.4)] * n,
+            method="L-BFGS-B",
+            options={"ftol": 1e-16, "gtol": 1e-12, "maxiter": 20000},
+        )
         assert info["kkt"] <= 1e-9
         fx = 0.5 * x @ H @ x - q @ x
         assert fx <= ref.fun + 1e-10
@@ -331,28 +343,45 @@ def test_manifold_terms_match_pairwise_definitions():
     c = np.array([0.2, 0.5, 0.3])
     F = np.stack([K @ A[v] for v, K in enumerate(Ks)])
     base = mvl_ls_objective(Ks, Y, c, A, 0.1)
-    between = sum(np.sum((F[j, i] - F[k, i]) ** 2) for i in range(N) for j in range(m) for k in range(j + 1, m))
-    np.testing.assert_allclose(mvl_ls_objective(Ks, Y, c, A, 0.1, gamma_B=0.3) - base, 0.3 * between, rtol=1e-10)
+    between = sum(
+        np.sum((F[j, i] - F[k, i]) ** 2) for i in range(N) for j in range(m) for k in range(j + 1, m)
+    )
+    np.testing.assert_allclose(
+        mvl_ls_objective(Ks, Y, c, A, 0.1, gamma_B=0.3) - base, 0.3 * between, rtol=1e-10
+    )
     Ws = [knn_graph(K, 3) for K in Ks]
-    within = sum(Ws[v][j, k] * np.sum((F[v, j] - F[v, k]) ** 2)
-                 for v in range(m) for j in range(N) for k in range(j + 1, N))
+    within = sum(
+        Ws[v][j, k] * np.sum((F[v, j] - F[v, k]) ** 2)
+        for v in range(m)
+        for j in range(N)
+        for k in range(j + 1, N)
+    )
     Ls = [graph_laplacian(W) for W in Ws]
-    np.testing.assert_allclose(mvl_ls_objective(Ks, Y, c, A, 0.1, gamma_W=0.7, Ls=Ls) - base, 0.7 * within,
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        mvl_ls_objective(Ks, Y, c, A, 0.1, gamma_W=0.7, Ls=Ls) - base, 0.7 * within, rtol=1e-10
+    )
     # normalised: sum_{j<k} W_jk (f_j / sqrt(d_j) - f_k / sqrt(d_k))^2, spectrum in [0, 2]
     deg = [W.sum(1) for W in Ws]
-    within_n = sum(Ws[v][j, k] * np.sum((F[v, j] / np.sqrt(deg[v][j]) - F[v, k] / np.sqrt(deg[v][k])) ** 2)
-                   for v in range(m) for j in range(N) for k in range(j + 1, N))
+    within_n = sum(
+        Ws[v][j, k] * np.sum((F[v, j] / np.sqrt(deg[v][j]) - F[v, k] / np.sqrt(deg[v][k])) ** 2)
+        for v in range(m)
+        for j in range(N)
+        for k in range(j + 1, N)
+    )
     Ln = [graph_laplacian(W, normalized=True) for W in Ws]
-    np.testing.assert_allclose(mvl_ls_objective(Ks, Y, c, A, 0.1, gamma_W=0.7, Ls=Ln) - base, 0.7 * within_n,
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        mvl_ls_objective(Ks, Y, c, A, 0.1, gamma_W=0.7, Ls=Ln) - base, 0.7 * within_n, rtol=1e-10
+    )
     for L, D in zip(Ln, deg):
         w = np.linalg.eigvalsh(L)
         assert w.min() > -1e-12 and w.max() < 2 + 1e-12
         np.testing.assert_allclose(L @ np.sqrt(D), 0.0, atol=1e-12)  # null vector D^{1/2} 1
     # self-loops do not enter the normalised Laplacian; power p is the matrix power
-    np.testing.assert_allclose(graph_laplacian(Ks[0], normalized=True),
-                               graph_laplacian(Ks[0] - np.diag(np.diag(Ks[0])), normalized=True), atol=1e-14)
+    np.testing.assert_allclose(
+        graph_laplacian(Ks[0], normalized=True),
+        graph_laplacian(Ks[0] - np.diag(np.diag(Ks[0])), normalized=True),
+        atol=1e-14,
+    )
     np.testing.assert_allclose(graph_laplacian(Ws[0], normalized=True, power=2), Ln[0] @ Ln[0], atol=1e-12)
 
 
@@ -363,8 +392,16 @@ def test_estimator_laplacian_options_match_solver(laplacian, power):
     rng, _, Ks = _toy(n=14, m=3, seed=12)
     y = np.array(list("abc") * 3 + ["a"])
     Ls = [graph_laplacian(knn_graph(K, 4), normalized=laplacian == "normalized", power=power) for K in Ks]
-    clf = MVLClassifier(kernel="precomputed", gamma_A=1e-2, gamma_B=1e-3, gamma_W=3e-2, graph="knn",
-                        n_neighbors=4, laplacian=laplacian, laplacian_power=power).fit(Ks, y)
+    clf = MVLClassifier(
+        kernel="precomputed",
+        gamma_A=1e-2,
+        gamma_B=1e-3,
+        gamma_W=3e-2,
+        graph="knn",
+        n_neighbors=4,
+        laplacian=laplacian,
+        laplacian_power=power,
+    ).fit(Ks, y)
     Y = np.where(y[:, None] == np.array(["a", "b", "c"])[None], 1.0, -1.0)
     A = mvl_ls_solve(Ks, Y, np.full(3, 1 / 3), 1e-2, 1e-3, 3e-2, Ls)
     np.testing.assert_allclose(clf.dual_coef_, A, atol=1e-10)
@@ -386,4 +423,6 @@ def test_ls_path_equals_solve_at_each_gamma_A():
     path = mvl_ls_path(Ks, Y, c, gAs, 1e-3, 5e-2, Ls)
     for gA, A in zip(gAs, path):
         np.testing.assert_allclose(A, mvl_ls_solve(Ks, Y, c, gA, 1e-3, 5e-2, Ls), rtol=1e-7, atol=1e-7)
-        np.testing.assert_allclose(A, _dense_eq13(Ks, Ls, Y, c, gA, 1e-3, 5e-2, np.eye(2)), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(
+            A, _dense_eq13(Ks, Ls, Y, c, gA, 1e-3, 5e-2, np.eye(2)), rtol=1e-6, atol=1e-6
+        )

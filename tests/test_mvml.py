@@ -112,7 +112,7 @@ def test_a_step_w_step_and_prox_against_formulas():
     U = rng.normal(size=(3, 9, 2))
     gg = rng.normal(size=6)
     y = rng.normal(size=9)
-    Z = np.stack([U[v] @ gg[2 * v:2 * v + 2] for v in range(3)], axis=1)
+    Z = np.stack([U[v] @ gg[2 * v : 2 * v + 2] for v in range(3)], axis=1)
     np.testing.assert_allclose(np.asarray(w_step(U, gg, y)), np.linalg.lstsq(Z, y, rcond=None)[0], rtol=1e-8)
     # proximal group lasso (12): pair groups {(s,t),(t,s)} scaled by (1 - τ/||T_γ||)_+
     T = rng.normal(size=(6, 6))
@@ -121,9 +121,9 @@ def test_a_step_w_step_and_prox_against_formulas():
     out = np.asarray(prox_group_lasso(T, 3, tau))
     for s in range(3):
         for t in range(3):
-            blk = T[2 * s:2 * s + 2, 2 * t:2 * t + 2]
+            blk = T[2 * s : 2 * s + 2, 2 * t : 2 * t + 2]
             nrm = np.linalg.norm(blk) if s == t else np.sqrt(2) * np.linalg.norm(blk)
-            np.testing.assert_allclose(out[2 * s:2 * s + 2, 2 * t:2 * t + 2], max(0, 1 - tau / nrm) * blk)
+            np.testing.assert_allclose(out[2 * s : 2 * s + 2, 2 * t : 2 * t + 2], max(0, 1 - tau / nrm) * blk)
     np.testing.assert_allclose(np.asarray(group_norms(out, 3)), np.asarray(group_norms(out, 3)).T)
 
 
@@ -140,8 +140,10 @@ def test_full_path_equals_dense_algorithm_1a():
     np.testing.assert_allclose(m.A_, A_ref, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(m.g_, g_ref, rtol=1e-6, atol=1e-7)
     X_new, _ = _data(n=9, seed=5)
-    f_ref = sum(0.5 * rbf_kernel(Xn, X) @ g_ref[v * N_SAMPLES:(v + 1) * N_SAMPLES]
-                for v, (Xn, X) in enumerate(zip(X_new, Xs)))
+    f_ref = sum(
+        0.5 * rbf_kernel(Xn, X) @ g_ref[v * N_SAMPLES : (v + 1) * N_SAMPLES]
+        for v, (Xn, X) in enumerate(zip(X_new, Xs))
+    )
     np.testing.assert_allclose(m.decision_function(X_new), f_ref, rtol=1e-6, atol=1e-8)
 
 
@@ -169,8 +171,15 @@ def test_nystrom_at_p_equal_n_reproduces_the_full_path(metric):
 @pytest.mark.parametrize("nystrom, learn_weights", [(1.0, False), (0.25, True)])
 def test_objective_never_increases_and_metric_stays_spd(nystrom, learn_weights):
     Xs, y = _data(seed=3)
-    m = MVMLRegressor(lmbda=0.05, eta=0.5, nystrom=nystrom, metric="learn", max_iter=12, tol=0.0,
-                      learn_weights=learn_weights).fit(Xs, y.astype(float) + 0.1)
+    m = MVMLRegressor(
+        lmbda=0.05,
+        eta=0.5,
+        nystrom=nystrom,
+        metric="learn",
+        max_iter=12,
+        tol=0.0,
+        learn_weights=learn_weights,
+    ).fit(Xs, y.astype(float) + 0.1)
     obj = m.fit_trace_.objective
     assert len(obj) >= 4
     assert np.all(np.diff(obj) <= 1e-10 * np.abs(obj[:-1])), obj
@@ -198,15 +207,16 @@ def test_sparse_zeroes_whole_view_pair_blocks_as_eta_grows():
     Xs, y = _data(n_views=3, seed=4)
     zero_counts = []
     for eta in [1e-3, 0.2, 5.0, 50.0]:
-        m = MVMLClassifier(lmbda=0.5, eta=eta, metric="sparse", nystrom=0.25, max_iter=5,
-                           step_size=0.5).fit(Xs, y)
+        m = MVMLClassifier(lmbda=0.5, eta=eta, metric="sparse", nystrom=0.25, max_iter=5, step_size=0.5).fit(
+            Xs, y
+        )
         norms = m.block_norms_
         off = norms[np.triu_indices(3, 1)]
         zero_counts.append(int(np.sum(off == 0)))
         q = m.A_.shape[0] // 3
         for s in range(3):
             for t in range(3):
-                blk = m.A_[s * q:(s + 1) * q, t * q:(t + 1) * q]
+                blk = m.A_[s * q : (s + 1) * q, t * q : (t + 1) * q]
                 assert (norms[s, t] == 0) == bool(np.all(blk == 0))  # whole blocks, nothing partial
         assert np.all(np.diff(m.fit_trace_.objective) <= 1e-10 * np.abs(m.fit_trace_.objective[:-1]))
     assert zero_counts == sorted(zero_counts), zero_counts
@@ -274,7 +284,11 @@ def test_plot_metric_clone_and_params():
     [
         ({}, lambda Xs: Xs[:1], "at least 2"),
         ({}, lambda Xs: [Xs[0], Xs[1][:-1]], "same number of samples"),
-        ({}, lambda Xs: [Xs[0], np.where(np.arange(Xs[1].size).reshape(Xs[1].shape) == 3, np.nan, Xs[1])], "NaN"),
+        (
+            {},
+            lambda Xs: [Xs[0], np.where(np.arange(Xs[1].size).reshape(Xs[1].shape) == 3, np.nan, Xs[1])],
+            "NaN",
+        ),
         ({"metric": "banana"}, None, "metric"),
         ({"lmbda": -1.0}, None, "lmbda"),
         ({"eta": 0.0}, None, "eta"),

@@ -4,6 +4,7 @@
 (tiny data, very short chains) through nbclient on an in-memory copy: the stored files are never
 overwritten. A cell that raises fails the test.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,8 +17,12 @@ nbclient = pytest.importorskip("nbclient")
 
 NB_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 NOTEBOOKS = sorted(NB_DIR.glob("*.ipynb"))
-EXPECTED = {"01_m3lak_posterior_analysis.ipynb", "02_missing_views.ipynb", "03_method_comparison.ipynb",
-            "04_online_operator_kernels.ipynb"}
+EXPECTED = {
+    "01_m3lak_posterior_analysis.ipynb",
+    "02_missing_views.ipynb",
+    "03_method_comparison.ipynb",
+    "04_online_operator_kernels.ipynb",
+}
 CELL_TIMEOUT = 600  # seconds per cell (quick mode needs far less; generous for a loaded CI machine)
 
 
@@ -49,8 +54,13 @@ def test_notebook_executes_quick(path, monkeypatch):
     for cell in nb.cells:  # run a clean copy
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-    client = nbclient.NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3", allow_errors=False,
-                                     resources={"metadata": {"path": str(NB_DIR)}})
+    client = nbclient.NotebookClient(
+        nb,
+        timeout=CELL_TIMEOUT,
+        kernel_name="python3",
+        allow_errors=False,
+        resources={"metadata": {"path": str(NB_DIR)}},
+    )
     client.execute()  # raises CellExecutionError on the first failing cell
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert all(c.execution_count for c in code)

@@ -93,7 +93,9 @@ def test_one_sample_lambda_zero_closed_form():
     np.testing.assert_allclose(m.predict(Xq), want, rtol=1e-12)
     np.testing.assert_allclose(m.coef_[m.support_times_ > 0], 0.7 * Y[:1], rtol=1e-12)
     # ||f_1||² = η² yᵀ K(x_1, x_1) y  (eq. 6 with γ_0 = 0)
-    np.testing.assert_allclose(m.rkhs_norms_sq_[0, 0], 0.49 * Y[0] @ _blocks(K_NS, X[:1])[0, 0] @ Y[0], rtol=1e-12)
+    np.testing.assert_allclose(
+        m.rkhs_norms_sq_[0, 0], 0.49 * Y[0] @ _blocks(K_NS, X[:1])[0, 0] @ Y[0], rtol=1e-12
+    )
 
 
 @pytest.mark.parametrize("truncation", [None, 8])
@@ -106,8 +108,9 @@ def test_onorma_matches_algorithm_1(truncation):
     np.testing.assert_allclose(m.online_predictions_, P, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(m.errors_, np.sum((P - Y) ** 2, axis=1), rtol=1e-10)
     np.testing.assert_allclose(m.cumulative_error_, np.cumsum(m.errors_) / np.arange(1, len(X) + 1))
-    np.testing.assert_allclose(m.predict(X[:7]), _predict_naive([K_NS], [1.0], X, idx, alphas, X[:7]),
-                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        m.predict(X[:7]), _predict_naive([K_NS], [1.0], X, idx, alphas, X[:7]), rtol=1e-10, atol=1e-12
+    )
     assert np.count_nonzero(m.support_times_) == (len(X) if truncation is None else truncation)
     if truncation is None:  # eq. (6) is the exact norm of the untruncated expansion
         np.testing.assert_allclose(m.rkhs_norms_sq_[:, 0], norms[:, 0], rtol=1e-9)
@@ -145,14 +148,20 @@ def test_monorma_matches_algorithm_2_and_norm_recursion():
     lam, r = 0.1, 1.5
     m = MONORMA([K_ONES, K_QUAD, K_RBF], r=r, lam=lam, eta0=0.3, block_size=8).fit(X, Y)
     etas = 0.3 / np.sqrt(np.arange(1, 31))
-    P, alphas, idx, deltas, norms = naive_monorma([_blocks(K, X) for K in (K_ONES, K_QUAD, K_RBF)], Y, lam, etas, r=r)
+    P, alphas, idx, deltas, norms = naive_monorma(
+        [_blocks(K, X) for K in (K_ONES, K_QUAD, K_RBF)], Y, lam, etas, r=r
+    )
     # recursive γ (eq. 6) = the direct RKHS norm αᵀ G^j α from the coefficients, every step
     np.testing.assert_allclose(m.rkhs_norms_sq_, norms, rtol=1e-9)
     np.testing.assert_allclose(m.kernel_weights_, deltas, rtol=1e-9)
     np.testing.assert_allclose(np.sum(m.kernel_weights_**r, axis=1), 1.0, rtol=1e-12)  # δ on the ℓ_r sphere
     np.testing.assert_allclose(m.online_predictions_, P, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(m.predict(X[:5]), _predict_naive([K_ONES, K_QUAD, K_RBF], m.delta_, X, idx, alphas, X[:5]),
-                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        m.predict(X[:5]),
+        _predict_naive([K_ONES, K_QUAD, K_RBF], m.delta_, X, idx, alphas, X[:5]),
+        rtol=1e-9,
+        atol=1e-12,
+    )
     # direct norm from the fitted buffer: vec(A)ᵀ (block Gram) vec(A)
     alive = m.support_times_ > 0
     A, Xb = m.coef_[alive], m.X_buffer_[alive]
@@ -171,7 +180,9 @@ def test_classification_losses_match_reference_and_learn(loss):
     K = SeparableKernel("rbf", np.eye(3), (("gamma", 0.5),))
     m = ONORMA(K, lam=0.01, eta0=1.0, loss=loss).fit(X, labels)
     Yt = np.eye(3)[codes] if loss == "hinge" else np.where(np.eye(3)[codes] > 0, 1.0, -1.0)
-    P, *_ = naive_monorma([_blocks(K, X[:30])], Yt[:30], 0.01, 1 / np.sqrt(np.arange(1, 31)), adapt=False, loss=loss)
+    P, *_ = naive_monorma(
+        [_blocks(K, X[:30])], Yt[:30], 0.01, 1 / np.sqrt(np.arange(1, 31)), adapt=False, loss=loss
+    )
     np.testing.assert_allclose(m.online_predictions_[:30], P, rtol=1e-10, atol=1e-12)
     assert list(m.classes_) == ["a", "b", "c"]
     assert m.score(X, labels) > 0.9  # well separated blobs (fixed seed)

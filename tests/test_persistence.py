@@ -37,8 +37,9 @@ def _assert_same(a, b, where):
             da, db = getattr(a, g), getattr(b, g)
             assert set(da.data_vars) == set(db.data_vars), f"{where}.{g}"
             for k in da.data_vars:
-                np.testing.assert_array_equal(np.asarray(da[k].values), np.asarray(db[k].values),
-                                              err_msg=f"{where}.{g}.{k}")
+                np.testing.assert_array_equal(
+                    np.asarray(da[k].values), np.asarray(db[k].values), err_msg=f"{where}.{g}.{k}"
+                )
         return
     if isinstance(a, (np.ndarray, jax.Array)):
         assert isinstance(b, (np.ndarray, jax.Array)), f"{where}: {type(b)}"
@@ -100,7 +101,9 @@ def test_round_trip_identical(name, fitted_estimator, tiny_problem, tmp_path):
     # the loaded estimator is a normal estimator: clone works, and it saves again identically
     clone(loaded)
     loaded.save(tmp_path / "again.bmv")
-    _assert_same(bayesmv.load(tmp_path / "again.bmv").get_params(deep=False), est.get_params(deep=False), "params2")
+    _assert_same(
+        bayesmv.load(tmp_path / "again.bmv").get_params(deep=False), est.get_params(deep=False), "params2"
+    )
 
 
 def test_inference_data_round_trip(fitted_estimator, tmp_path):
@@ -113,7 +116,9 @@ def test_inference_data_round_trip(fitted_estimator, tmp_path):
     for group in ("posterior", "sample_stats", "observed_data"):
         assert group in idata.groups()
     for stat in ("accept_prob_H", "accept_prob_omega", "diverging"):
-        np.testing.assert_array_equal(idata.sample_stats[stat].values, est.inference_data_.sample_stats[stat].values)
+        np.testing.assert_array_equal(
+            idata.sample_stats[stat].values, est.inference_data_.sample_stats[stat].values
+        )
     rep = bayesmv.check_convergence(idata, var_names=["tau"])
     assert rep.n_draws == est.num_samples
 
@@ -129,8 +134,9 @@ def test_unfitted_round_trip(name, tmp_path):
         from sklearn.exceptions import NotFittedError
 
         with pytest.raises(NotFittedError):
-            getattr(loaded, method)(predict_input(name, {"X": np.ones((2, 5)), "Xs": [np.ones((2, 3)),
-                                                                                        np.ones((2, 2))]}))
+            getattr(loaded, method)(
+                predict_input(name, {"X": np.ones((2, 5)), "Xs": [np.ones((2, 3)), np.ones((2, 2))]})
+            )
 
 
 def test_header_has_versions(fitted_estimator, tmp_path):

@@ -42,10 +42,17 @@ from conftest import (
 
 ERRORS = (ValueError, TypeError, NotFittedError)
 BAYESMV_DIR = os.path.dirname(bayesmv.__file__)
-CASE_TIMEOUT_S = int(os.environ.get("BAYESMV_CASE_TIMEOUT", "180"))  # a hang becomes a failure (the machine is shared)
+CASE_TIMEOUT_S = int(
+    os.environ.get("BAYESMV_CASE_TIMEOUT", "180")
+)  # a hang becomes a failure (the machine is shared)
 
-FAST = dict(max_examples=25, deadline=None, derandomize=True, database=None,
-            suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FAST = dict(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 SMALL = {**FAST, "max_examples": 12}
 
 PROBLEM = make_tiny_problem()
@@ -178,8 +185,13 @@ def test_zero_samples(hypothesis_cases, name):
 @settings(**FAST)
 @given(name=mv_names, container=st.sampled_from(["ndarray", "dict", "none", "string", "empty"]))
 def test_views_not_a_list(hypothesis_cases, name, container):
-    Xs = {"ndarray": np.stack([PROBLEM["Xs"][0]] * 2), "dict": {"a": PROBLEM["Xs"][0]}, "none": None,
-          "string": "Xs", "empty": []}[container]
+    Xs = {
+        "ndarray": np.stack([PROBLEM["Xs"][0]] * 2),
+        "dict": {"a": PROBLEM["Xs"][0]},
+        "none": None,
+        "string": "Xs",
+        "empty": [],
+    }[container]
     expect_error(_fit(name, Xs, _y(name)), r"Xs", hypothesis_cases, "mv.not_a_list")
 
 
@@ -193,8 +205,13 @@ def test_single_class(hypothesis_cases, name, label):
 
 
 @settings(**FAST)
-@given(name=st.sampled_from([n for n in MULTIVIEW_NAMES if n != "M3LAKClassifier"]), v=view_idx,
-       i=st.integers(0, N - 1), j=st.integers(0, 1), value=st.sampled_from([np.nan, np.inf, -np.inf]))
+@given(
+    name=st.sampled_from([n for n in MULTIVIEW_NAMES if n != "M3LAKClassifier"]),
+    v=view_idx,
+    i=st.integers(0, N - 1),
+    j=st.integers(0, 1),
+    value=st.sampled_from([np.nan, np.inf, -np.inf]),
+)
 def test_nonfinite_data(hypothesis_cases, name, v, i, j, value):
     Xs = _views()
     Xs[v][i, j] = value
@@ -202,7 +219,11 @@ def test_nonfinite_data(hypothesis_cases, name, v, i, j, value):
 
 
 @settings(**FAST)
-@given(v=view_idx, i=st.integers(0, N - 1), kind=st.sampled_from(["partial_nan", "inf", "all_views", "whole_view"]))
+@given(
+    v=view_idx,
+    i=st.integers(0, N - 1),
+    kind=st.sampled_from(["partial_nan", "inf", "all_views", "whole_view"]),
+)
 def test_missing_view_rules(hypothesis_cases, v, i, kind):
     """M3LAK supports missing views (all-NaN rows); everything else non-finite is an error."""
     Xs = _views()
@@ -219,7 +240,9 @@ def test_missing_view_rules(hypothesis_cases, v, i, kind):
     else:
         Xs[v][:] = np.nan
         names = _view_name(v)
-    expect_error(_fit("M3LAKClassifier", Xs, _y("M3LAKClassifier")), names, hypothesis_cases, "m3lak.missing_views")
+    expect_error(
+        _fit("M3LAKClassifier", Xs, _y("M3LAKClassifier")), names, hypothesis_cases, "m3lak.missing_views"
+    )
 
 
 @settings(**FAST)
@@ -269,34 +292,94 @@ def test_bad_label_arrays(hypothesis_cases, name, kind):
 BAD_NUMBERS = (0, -1, -0.5, np.nan, np.inf, "1")
 HYPER = {
     "M3LAKClassifier": {
-        "n_latent": (0, -1, 2.5, "2"), "n_frequencies": (0, -3, 1.5), "C": BAD_NUMBERS,
-        "n_view_latent": (0, -1), "num_samples": (0, -1), "num_warmup": (-1, 2.5), "num_chains": (0, -2),
-        "dp_capacity": (0, -1), "eta": BAD_NUMBERS, "alpha": BAD_NUMBERS, "a_r": BAD_NUMBERS,
-        "b_r": BAD_NUMBERS, "a_tau": BAD_NUMBERS, "b_tau": BAD_NUMBERS, "v": BAD_NUMBERS,
-        "target_accept": (0, 1, 1.5, -0.2, np.nan), "init_step_size": BAD_NUMBERS, "seed": (-1, 1.5, "0"),
-        "lengthscale": (0, -1, np.nan), "hmc_steps_h": (0, -1), "hmc_steps_omega": (0, -1),
-        "spectral_prior": ("nope", None), "chain_method": ("nope",), "niw_kappa0": BAD_NUMBERS,
-        "niw_psi0": BAD_NUMBERS, "niw_nu0": (0, -1, 0.5), "v_prior": ((0, 1), (1,), "x"),
+        "n_latent": (0, -1, 2.5, "2"),
+        "n_frequencies": (0, -3, 1.5),
+        "C": BAD_NUMBERS,
+        "n_view_latent": (0, -1),
+        "num_samples": (0, -1),
+        "num_warmup": (-1, 2.5),
+        "num_chains": (0, -2),
+        "dp_capacity": (0, -1),
+        "eta": BAD_NUMBERS,
+        "alpha": BAD_NUMBERS,
+        "a_r": BAD_NUMBERS,
+        "b_r": BAD_NUMBERS,
+        "a_tau": BAD_NUMBERS,
+        "b_tau": BAD_NUMBERS,
+        "v": BAD_NUMBERS,
+        "target_accept": (0, 1, 1.5, -0.2, np.nan),
+        "init_step_size": BAD_NUMBERS,
+        "seed": (-1, 1.5, "0"),
+        "lengthscale": (0, -1, np.nan),
+        "hmc_steps_h": (0, -1),
+        "hmc_steps_omega": (0, -1),
+        "spectral_prior": ("nope", None),
+        "chain_method": ("nope",),
+        "niw_kappa0": BAD_NUMBERS,
+        "niw_psi0": BAD_NUMBERS,
+        "niw_nu0": (0, -1, 0.5),
+        "v_prior": ((0, 1), (1,), "x"),
         "standardize": ("yes",),
     },
-    "MVMLClassifier": {"lmbda": BAD_NUMBERS, "eta": (0, -1, np.nan), "max_iter": (-1, 1.5), "tol": (-1, np.nan),
-                       "nystrom": (0, -0.5, 1.5, 10_000, "x"), "metric": ("nope",), "step_size": (0, -1, 10.0),
-                       "kernel": ("nope", ["rbf"] * 3), "kernel_params": ("x", [{}] * 3), "seed": (1.5, "0")},
+    "MVMLClassifier": {
+        "lmbda": BAD_NUMBERS,
+        "eta": (0, -1, np.nan),
+        "max_iter": (-1, 1.5),
+        "tol": (-1, np.nan),
+        "nystrom": (0, -0.5, 1.5, 10_000, "x"),
+        "metric": ("nope",),
+        "step_size": (0, -1, 10.0),
+        "kernel": ("nope", ["rbf"] * 3),
+        "kernel_params": ("x", [{}] * 3),
+        "seed": (1.5, "0"),
+    },
     "MVMLRegressor": {"lmbda": BAD_NUMBERS, "eta": (0, -1), "nystrom": (0, 1.5), "tol": (-1,)},
-    "MVLClassifier": {"gamma_A": BAD_NUMBERS, "gamma_B": (-1, np.nan), "gamma_W": (-1, np.inf),
-                      "max_iter": (0, -1), "tol": (0, -1), "n_neighbors": (0, -1), "graph": ("nope",),
-                      "solver": ("nope",), "loss": ("nope",), "c": ([1.0], [0.0, 0.0], [np.nan, 1.0]),
-                      "qp_tol": (0, -1), "qp_max_iter": (0, -1), "kernel": ("nope", ["rbf"] * 3)},
-    "MVLRegressor": {"gamma_A": BAD_NUMBERS, "gamma_B": (-1,), "gamma_W": (-1,), "c": ([1.0, 2.0, 3.0],),
-                     "kernel": ("nope",)},
-    "ONORMA": {"lam": (-1, np.nan), "eta0": BAD_NUMBERS, "truncation": (0, -1, 1.5), "block_size": (0, -1),
-               "loss": ("nope",), "schedule": ("nope",), "kernel": ("rbf", 3)},
+    "MVLClassifier": {
+        "gamma_A": BAD_NUMBERS,
+        "gamma_B": (-1, np.nan),
+        "gamma_W": (-1, np.inf),
+        "max_iter": (0, -1),
+        "tol": (0, -1),
+        "n_neighbors": (0, -1),
+        "graph": ("nope",),
+        "solver": ("nope",),
+        "loss": ("nope",),
+        "c": ([1.0], [0.0, 0.0], [np.nan, 1.0]),
+        "qp_tol": (0, -1),
+        "qp_max_iter": (0, -1),
+        "kernel": ("nope", ["rbf"] * 3),
+    },
+    "MVLRegressor": {
+        "gamma_A": BAD_NUMBERS,
+        "gamma_B": (-1,),
+        "gamma_W": (-1,),
+        "c": ([1.0, 2.0, 3.0],),
+        "kernel": ("nope",),
+    },
+    "ONORMA": {
+        "lam": (-1, np.nan),
+        "eta0": BAD_NUMBERS,
+        "truncation": (0, -1, 1.5),
+        "block_size": (0, -1),
+        "loss": ("nope",),
+        "schedule": ("nope",),
+        "kernel": ("rbf", 3),
+    },
     "MONORMA": {"r": BAD_NUMBERS, "lam": (-1,), "eta0": (0, -1), "kernels": (None, [], "rbf")},
     "OVKRidge": {"lam": (0, -1, np.nan, [0.1, -1.0], []), "solver": ("nope",), "kernel": ("rbf", 3)},
-    "MKC": {"lambda1": (-1, np.nan), "lambda2": (-1, np.inf), "max_iter": (0, -1, 1.5), "tol": (-1,),
-            "ridge": (0, -1), "n_basis": (0, -1), "method": ("nope",)},
+    "MKC": {
+        "lambda1": (-1, np.nan),
+        "lambda2": (-1, np.inf),
+        "max_iter": (0, -1, 1.5),
+        "tol": (-1,),
+        "ridge": (0, -1),
+        "n_basis": (0, -1),
+        "method": ("nope",),
+    },
 }
-HYPER_CASES = [(name, p, bad) for name, table in HYPER.items() for p, values in table.items() for bad in values]
+HYPER_CASES = [
+    (name, p, bad) for name, table in HYPER.items() for p, values in table.items() for bad in values
+]
 
 
 def _param_names(param):
@@ -327,23 +410,43 @@ PREDICT_METHODS = ("predict", "decision_function", "predict_proba", "score")
 
 
 @settings(**FAST)
-@given(name=st.sampled_from([n for n in ESTIMATOR_NAMES if n != "MKC"]), method=st.sampled_from(PREDICT_METHODS))
+@given(
+    name=st.sampled_from([n for n in ESTIMATOR_NAMES if n != "MKC"]), method=st.sampled_from(PREDICT_METHODS)
+)
 def test_predict_before_fit(hypothesis_cases, name, method):
     est = make_estimator(name)
     if not hasattr(est, method):
         return
     X = predict_input(name, PROBLEM)
     fn = getattr(est, method)
-    call = (lambda: fn(X, _y(name) if name in MULTIVIEW_NAMES else PROBLEM["y_reg"])) if method == "score" else (
-        lambda: fn(X))
+    call = (
+        (lambda: fn(X, _y(name) if name in MULTIVIEW_NAMES else PROBLEM["y_reg"]))
+        if method == "score"
+        else (lambda: fn(X))
+    )
     expect_error(call, r"not fitted|fit", hypothesis_cases, "predict_before_fit", kinds=(NotFittedError,))
 
 
 @settings(**{**FAST, "max_examples": 60})
-@given(name=mv_names, kind=st.sampled_from(["drop_view", "extra_view", "more_features", "fewer_features",
-                                            "1d", "nan", "inf", "zero_rows", "strings", "not_a_list",
-                                            "mismatched_rows"]),
-       v=view_idx)
+@given(
+    name=mv_names,
+    kind=st.sampled_from(
+        [
+            "drop_view",
+            "extra_view",
+            "more_features",
+            "fewer_features",
+            "1d",
+            "nan",
+            "inf",
+            "zero_rows",
+            "strings",
+            "not_a_list",
+            "mismatched_rows",
+        ]
+    ),
+    v=view_idx,
+)
 def test_predict_wrong_views(hypothesis_cases, fitted_estimator, name, kind, v):
     est = fitted_estimator(name)
     Xs = _views()
@@ -401,9 +504,13 @@ def _fit_x(name, X, y, **params):
 
 
 @settings(**{**FAST, "max_examples": 60})
-@given(name=sx_names, kind=st.sampled_from(["1d", "3d", "zero_rows", "zero_cols", "nan", "inf", "str", "object",
-                                            "list_of_views", "none"]),
-       i=st.integers(0, N - 1))
+@given(
+    name=sx_names,
+    kind=st.sampled_from(
+        ["1d", "3d", "zero_rows", "zero_cols", "nan", "inf", "str", "object", "list_of_views", "none"]
+    ),
+    i=st.integers(0, N - 1),
+)
 def test_single_x_bad_inputs(hypothesis_cases, name, kind, i):
     X = PROBLEM["X"].copy()
     y = PROBLEM["y_reg"].copy()
@@ -432,7 +539,9 @@ def test_single_x_bad_inputs(hypothesis_cases, name, kind, i):
 
 
 @settings(**FAST)
-@given(name=sx_names, kind=st.sampled_from(["short", "long", "nan", "inf", "str", "3d"]), i=st.integers(0, N - 1))
+@given(
+    name=sx_names, kind=st.sampled_from(["short", "long", "nan", "inf", "str", "3d"]), i=st.integers(0, N - 1)
+)
 def test_single_x_bad_targets(hypothesis_cases, name, kind, i):
     y = PROBLEM["y_reg"].copy()
     if kind == "short":
@@ -451,8 +560,12 @@ def test_single_x_bad_targets(hypothesis_cases, name, kind, i):
 
 
 @settings(**{**FAST, "max_examples": 40})
-@given(name=sx_names, kind=st.sampled_from(["more_features", "fewer_features", "1d", "nan", "zero_rows", "str",
-                                            "list_of_views"]))
+@given(
+    name=sx_names,
+    kind=st.sampled_from(
+        ["more_features", "fewer_features", "1d", "nan", "zero_rows", "str", "list_of_views"]
+    ),
+)
 def test_single_x_predict_wrong_shape(hypothesis_cases, fitted_estimator, name, kind):
     est = fitted_estimator(name)
     X = PROBLEM["X"].copy()
@@ -474,7 +587,9 @@ def test_single_x_predict_wrong_shape(hypothesis_cases, fitted_estimator, name, 
 
 
 @settings(**SMALL)
-@given(name=st.sampled_from(["ONORMA", "MONORMA"]), kind=st.sampled_from(["one_class", "nan", "unknown_label"]))
+@given(
+    name=st.sampled_from(["ONORMA", "MONORMA"]), kind=st.sampled_from(["one_class", "nan", "unknown_label"])
+)
 def test_online_classification_labels(hypothesis_cases, name, kind):
     y = PROBLEM["y"].copy()
     if kind == "one_class":
@@ -505,10 +620,28 @@ def test_online_classification_labels(hypothesis_cases, name, kind):
 # MKC: fit(Ks, observed=None)
 # ------------------------------------------------------------------------------------------
 @settings(**{**FAST, "max_examples": 50})
-@given(kind=st.sampled_from(["non_square", "sizes", "one_view", "3d", "inf", "partial_nan", "str", "not_a_list",
-                             "asymmetric", "zero_size", "obs_shape", "obs_dtype", "all_missing_sample",
-                             "negative_diag"]),
-       m=st.integers(0, 1), i=st.integers(2, N - 1))
+@given(
+    kind=st.sampled_from(
+        [
+            "non_square",
+            "sizes",
+            "one_view",
+            "3d",
+            "inf",
+            "partial_nan",
+            "str",
+            "not_a_list",
+            "asymmetric",
+            "zero_size",
+            "obs_shape",
+            "obs_dtype",
+            "all_missing_sample",
+            "negative_diag",
+        ]
+    ),
+    m=st.integers(0, 1),
+    i=st.integers(2, N - 1),
+)
 def test_mkc_bad_kernels(hypothesis_cases, kind, m, i):
     Ks = [K.copy() for K in PROBLEM["Ks"]]
     observed = None
@@ -566,14 +699,18 @@ KERNEL_FUNCS = {
     "squared_euclidean_distances": kernels.squared_euclidean_distances,
     "pairwise_kernel": lambda X, Y=None: kernels.pairwise_kernel(X, Y, kernel="rbf"),
     "get_kernel(laplacian)": lambda X, Y=None: kernels.get_kernel("laplacian", gamma=0.5)(X, Y),
-    "kernel_matvec": lambda X, Y=None: kernels.kernel_matvec(X, np.ones(3 if Y is None else np.shape(Y)[0]), Y=Y),
+    "kernel_matvec": lambda X, Y=None: kernels.kernel_matvec(
+        X, np.ones(3 if Y is None else np.shape(Y)[0]), Y=Y
+    ),
 }
 
 
 @settings(**{**FAST, "max_examples": 80})
-@given(fn=st.sampled_from(sorted(KERNEL_FUNCS)), kind=st.sampled_from(["1d", "3d", "feature_mismatch", "nan",
-                                                                       "inf", "str", "Y_nan", "Y_1d", "object"]),
-       i=st.integers(0, 2))
+@given(
+    fn=st.sampled_from(sorted(KERNEL_FUNCS)),
+    kind=st.sampled_from(["1d", "3d", "feature_mismatch", "nan", "inf", "str", "Y_nan", "Y_1d", "object"]),
+    i=st.integers(0, 2),
+)
 def test_kernel_functions_bad_input(hypothesis_cases, fn, kind, i):
     X = np.abs(PROBLEM["X"][:3].copy())
     Y = None
@@ -605,17 +742,24 @@ def test_kernel_functions_bad_input(hypothesis_cases, fn, kind, i):
 
 
 @settings(**FAST)
-@given(fn=st.sampled_from(["rbf_kernel", "laplacian_kernel", "polynomial_kernel", "chi2_kernel"]),
-       gamma=st.sampled_from([0.0, -1.0, -1e-3, np.nan, np.inf]))
+@given(
+    fn=st.sampled_from(["rbf_kernel", "laplacian_kernel", "polynomial_kernel", "chi2_kernel"]),
+    gamma=st.sampled_from([0.0, -1.0, -1e-3, np.nan, np.inf]),
+)
 def test_kernel_bad_gamma(hypothesis_cases, fn, gamma):
     X = np.abs(PROBLEM["X"][:3])
-    expect_error(lambda: np.asarray(getattr(kernels, fn)(X, gamma=gamma)), r"gamma", hypothesis_cases, "kernels.gamma")
+    expect_error(
+        lambda: np.asarray(getattr(kernels, fn)(X, gamma=gamma)), r"gamma", hypothesis_cases, "kernels.gamma"
+    )
 
 
 KERNEL_UTILITY_CASES = {
     "get_kernel(unknown)": (lambda: kernels.get_kernel("nope"), r"kernel"),
     "get_kernel(number)": (lambda: kernels.get_kernel(3), r"kernel"),
-    "median_heuristic(nan)": (lambda: kernels.median_heuristic(np.array([[0.0, 1.0], [np.nan, 2.0]])), r"\bX\b"),
+    "median_heuristic(nan)": (
+        lambda: kernels.median_heuristic(np.array([[0.0, 1.0], [np.nan, 2.0]])),
+        r"\bX\b",
+    ),
     "median_heuristic(1 sample)": (lambda: kernels.median_heuristic(np.ones((1, 2))), r"\bX\b"),
     "median_heuristic(str)": (lambda: kernels.median_heuristic(np.ones((3, 2)).astype(str)), r"\bX\b"),
     "mean_heuristic(1d)": (lambda: kernels.mean_heuristic(np.ones(4)), r"\bX\b"),
@@ -633,23 +777,37 @@ KERNEL_UTILITY_CASES = {
     "n_landmarks(20)": (lambda: kernels.n_landmarks(20, 10), r"nystrom"),
     "nystrom(nan X)": (lambda: kernels.nystrom(np.array([[np.nan, 1.0], [1.0, 2.0]])), r"\bX\b"),
     "nystrom(bad n_components)": (lambda: kernels.nystrom(np.ones((4, 2)), n_components=0), r"nystrom"),
-    "random_fourier_features(mismatch)": (lambda: kernels.random_fourier_features(np.ones((3, 2)), np.ones((5, 3))),
-                                          r"omega"),
-    "random_fourier_features(1d omega)": (lambda: kernels.random_fourier_features(np.ones((3, 2)), np.ones(2)),
-                                          r"omega"),
+    "random_fourier_features(mismatch)": (
+        lambda: kernels.random_fourier_features(np.ones((3, 2)), np.ones((5, 3))),
+        r"omega",
+    ),
+    "random_fourier_features(1d omega)": (
+        lambda: kernels.random_fourier_features(np.ones((3, 2)), np.ones(2)),
+        r"omega",
+    ),
     "implied_kernel(mismatch)": (lambda: kernels.implied_kernel(np.ones((3, 2)), np.ones((5, 3))), r"omega"),
     "sample_gaussian_frequencies(-1)": (
-        lambda: kernels.sample_gaussian_frequencies(__import__("jax").random.PRNGKey(0), -1, 2), r"n_frequencies"),
+        lambda: kernels.sample_gaussian_frequencies(__import__("jax").random.PRNGKey(0), -1, 2),
+        r"n_frequencies",
+    ),
     "sample_gaussian_frequencies(dim 0)": (
-        lambda: kernels.sample_gaussian_frequencies(__import__("jax").random.PRNGKey(0), 3, 0), r"dim"),
+        lambda: kernels.sample_gaussian_frequencies(__import__("jax").random.PRNGKey(0), 3, 0),
+        r"dim",
+    ),
     "sample_gaussian_frequencies(gamma<0)": (
-        lambda: kernels.sample_gaussian_frequencies(__import__("jax").random.PRNGKey(0), 3, 2, gamma=-1.0), r"gamma"),
+        lambda: kernels.sample_gaussian_frequencies(__import__("jax").random.PRNGKey(0), 3, 2, gamma=-1.0),
+        r"gamma",
+    ),
     "SeparableKernel(non-square T)": (lambda: kernels.SeparableKernel("rbf", np.ones((2, 3))), r"\bT\b"),
-    "SeparableKernel(asymmetric T)": (lambda: kernels.SeparableKernel("rbf", np.array([[1.0, 2.0], [0.0, 1.0]])),
-                                      r"\bT\b"),
+    "SeparableKernel(asymmetric T)": (
+        lambda: kernels.SeparableKernel("rbf", np.array([[1.0, 2.0], [0.0, 1.0]])),
+        r"\bT\b",
+    ),
     "nonseparable_kernel(mu>1)": (lambda: kernels.nonseparable_kernel(1.5, 2), r"\bmu\b"),
     "SumOfSeparableKernels(negative weight)": (
-        lambda: kernels.SumOfSeparableKernels((kernels.SeparableKernel(),), (-1.0,)), r"weights"),
+        lambda: kernels.SumOfSeparableKernels((kernels.SeparableKernel(),), (-1.0,)),
+        r"weights",
+    ),
 }
 
 
@@ -668,41 +826,70 @@ DATA_CASES = {}
 for _p in ("n_samples", "n_views", "n_latent", "n_features"):
     for _b in BAD_COUNTS:
         DATA_CASES[f"make_latent_views({_p}={_b!r})"] = (
-            (lambda p=_p, b=_b: datasets.make_latent_views(**{p: b})), re.escape(_p))
+            (lambda p=_p, b=_b: datasets.make_latent_views(**{p: b})),
+            re.escape(_p),
+        )
 for _b in BAD_COUNTS:
-    DATA_CASES[f"make_mvml_toy(n_samples={_b!r})"] = ((lambda b=_b: datasets.make_mvml_toy(n_samples=b)), "n_samples")
-    DATA_CASES[f"make_mkc_toy(n_samples={_b!r})"] = ((lambda b=_b: datasets.make_mkc_toy(n_samples=b)), "n_samples|n_basis")
-    DATA_CASES[f"make_multitask(n_samples={_b!r})"] = ((lambda b=_b: datasets.make_multitask(n_samples=b)), "n_samples")
-    DATA_CASES[f"make_multitask(n_tasks={_b!r})"] = ((lambda b=_b: datasets.make_multitask(n_tasks=b)), "n_tasks")
-DATA_CASES.update({
-    "make_latent_views(noise=-1)": (lambda: datasets.make_latent_views(noise=-1.0), "noise"),
-    "make_latent_views(rule)": (lambda: datasets.make_latent_views(rule="nope"), "rule"),
-    "make_latent_views(n_features list)": (lambda: datasets.make_latent_views(n_features=[3, 4, 5]), "n_features"),
-    "make_mvml_toy(shear=nan)": (lambda: datasets.make_mvml_toy(shear=np.nan), "shear"),
-    "make_mkc_toy(name)": (lambda: datasets.make_mkc_toy(name="nope"), r"\bname\b"),
-    "make_mkc_toy(n_basis>n)": (lambda: datasets.make_mkc_toy(n_samples=5, n_basis=10), "n_basis"),
-    "make_multitask(n_features=3)": (lambda: datasets.make_multitask(n_features=3), "n_features"),
-    "load_mfeat(bad view)": (lambda: datasets.load_mfeat(["nope"]), r"view"),
-    "load_mfeat(no views)": (lambda: datasets.load_mfeat([]), r"views"),
-    "check_positive(-1)": (lambda: datasets.check_positive("alpha", -1.0), "alpha"),
-    "check_positive(nan)": (lambda: datasets.check_positive("alpha", np.nan), "alpha"),
-    "check_positive(int)": (lambda: datasets.check_positive("k", 1.5, integer=True), r"\bk\b"),
-    "check_views(y nan)": (lambda: datasets.check_views(_views(), np.full(N, np.nan)), r"\by\b"),
-    "check_views(n_features)": (lambda: datasets.check_views(_views(), n_features=(3, 5)), r"Xs\[1\]"),
-    "check_views(min_views)": (lambda: datasets.check_views(_views()[:1], min_views=2), r"Xs"),
-    "train_test_split_views(y length)": (lambda: datasets.train_test_split_views(_views(), np.zeros(3)), r"\by\b"),
-    "train_test_split_views(nan)": (
-        lambda: datasets.train_test_split_views([np.full((N, 2), np.inf)] * 2, PROBLEM["y"]), r"Xs\[0\]"),
-    "drop_views(fraction)": (lambda: datasets.drop_views(_views(), 1.5), "fraction"),
-    "drop_views(fraction nan)": (lambda: datasets.drop_views(_views(), np.nan), "fraction"),
-    "drop_views(n_missing)": (lambda: datasets.drop_views(_views(), 0.5, n_missing=2), "n_missing"),
-    "standardize_views(mismatch)": (lambda: datasets.standardize_views(_views(), [_views()[0]]), r"Xs"),
-    "standardize_views(str)": (lambda: datasets.standardize_views([v.astype(str) for v in _views()]), r"Xs\[0\]"),
-    "MultiViewStandardScaler.transform before fit": (
-        lambda: datasets.MultiViewStandardScaler().transform(_views()), r"not fitted"),
-    "observed_mask(str)": (lambda: datasets.observed_mask([np.array([["a"]])]), r"Xs\[0\]"),
-    "observed_mask(1d)": (lambda: datasets.observed_mask([np.ones(3)]), r"Xs\[0\]"),
-})
+    DATA_CASES[f"make_mvml_toy(n_samples={_b!r})"] = (
+        (lambda b=_b: datasets.make_mvml_toy(n_samples=b)),
+        "n_samples",
+    )
+    DATA_CASES[f"make_mkc_toy(n_samples={_b!r})"] = (
+        (lambda b=_b: datasets.make_mkc_toy(n_samples=b)),
+        "n_samples|n_basis",
+    )
+    DATA_CASES[f"make_multitask(n_samples={_b!r})"] = (
+        (lambda b=_b: datasets.make_multitask(n_samples=b)),
+        "n_samples",
+    )
+    DATA_CASES[f"make_multitask(n_tasks={_b!r})"] = (
+        (lambda b=_b: datasets.make_multitask(n_tasks=b)),
+        "n_tasks",
+    )
+DATA_CASES.update(
+    {
+        "make_latent_views(noise=-1)": (lambda: datasets.make_latent_views(noise=-1.0), "noise"),
+        "make_latent_views(rule)": (lambda: datasets.make_latent_views(rule="nope"), "rule"),
+        "make_latent_views(n_features list)": (
+            lambda: datasets.make_latent_views(n_features=[3, 4, 5]),
+            "n_features",
+        ),
+        "make_mvml_toy(shear=nan)": (lambda: datasets.make_mvml_toy(shear=np.nan), "shear"),
+        "make_mkc_toy(name)": (lambda: datasets.make_mkc_toy(name="nope"), r"\bname\b"),
+        "make_mkc_toy(n_basis>n)": (lambda: datasets.make_mkc_toy(n_samples=5, n_basis=10), "n_basis"),
+        "make_multitask(n_features=3)": (lambda: datasets.make_multitask(n_features=3), "n_features"),
+        "load_mfeat(bad view)": (lambda: datasets.load_mfeat(["nope"]), r"view"),
+        "load_mfeat(no views)": (lambda: datasets.load_mfeat([]), r"views"),
+        "check_positive(-1)": (lambda: datasets.check_positive("alpha", -1.0), "alpha"),
+        "check_positive(nan)": (lambda: datasets.check_positive("alpha", np.nan), "alpha"),
+        "check_positive(int)": (lambda: datasets.check_positive("k", 1.5, integer=True), r"\bk\b"),
+        "check_views(y nan)": (lambda: datasets.check_views(_views(), np.full(N, np.nan)), r"\by\b"),
+        "check_views(n_features)": (lambda: datasets.check_views(_views(), n_features=(3, 5)), r"Xs\[1\]"),
+        "check_views(min_views)": (lambda: datasets.check_views(_views()[:1], min_views=2), r"Xs"),
+        "train_test_split_views(y length)": (
+            lambda: datasets.train_test_split_views(_views(), np.zeros(3)),
+            r"\by\b",
+        ),
+        "train_test_split_views(nan)": (
+            lambda: datasets.train_test_split_views([np.full((N, 2), np.inf)] * 2, PROBLEM["y"]),
+            r"Xs\[0\]",
+        ),
+        "drop_views(fraction)": (lambda: datasets.drop_views(_views(), 1.5), "fraction"),
+        "drop_views(fraction nan)": (lambda: datasets.drop_views(_views(), np.nan), "fraction"),
+        "drop_views(n_missing)": (lambda: datasets.drop_views(_views(), 0.5, n_missing=2), "n_missing"),
+        "standardize_views(mismatch)": (lambda: datasets.standardize_views(_views(), [_views()[0]]), r"Xs"),
+        "standardize_views(str)": (
+            lambda: datasets.standardize_views([v.astype(str) for v in _views()]),
+            r"Xs\[0\]",
+        ),
+        "MultiViewStandardScaler.transform before fit": (
+            lambda: datasets.MultiViewStandardScaler().transform(_views()),
+            r"not fitted",
+        ),
+        "observed_mask(str)": (lambda: datasets.observed_mask([np.array([["a"]])]), r"Xs\[0\]"),
+        "observed_mask(1d)": (lambda: datasets.observed_mask([np.ones(3)]), r"Xs\[0\]"),
+    }
+)
 
 
 @settings(**{**FAST, "max_examples": 120})
@@ -713,8 +900,10 @@ def test_data_functions_bad_input(hypothesis_cases, case):
 
 
 @settings(**SMALL)
-@given(name=st.sampled_from(["ONORMA", "MONORMA"]), kind=st.sampled_from(["more_features", "fewer_features", "nan",
-                                                                          "targets"]))
+@given(
+    name=st.sampled_from(["ONORMA", "MONORMA"]),
+    kind=st.sampled_from(["more_features", "fewer_features", "nan", "targets"]),
+)
 def test_partial_fit_changes_shape(hypothesis_cases, name, kind):
     """A later stream chunk must match the first chunk's features and outputs."""
     est = make_estimator(name)
@@ -736,9 +925,12 @@ def test_partial_fit_changes_shape(hypothesis_cases, name, kind):
 
 
 @settings(**{**SMALL, "max_examples": 12})
-@given(name=st.sampled_from(["MVMLClassifier", "MVMLRegressor", "MVLClassifier", "MVLRegressor", "ONORMA",
-                             "OVKRidge"]),
-       scale=st.sampled_from([1e-150, 1e150, 1e300]))
+@given(
+    name=st.sampled_from(
+        ["MVMLClassifier", "MVMLRegressor", "MVLClassifier", "MVLRegressor", "ONORMA", "OVKRidge"]
+    ),
+    scale=st.sampled_from([1e-150, 1e150, 1e300]),
+)
 def test_extreme_but_finite_data_never_gives_silent_nan(hypothesis_cases, name, scale):
     """Valid but badly scaled data: the fit either works (finite predictions) or refuses with a
     ValueError/FloatingPointError — it never returns NaN/inf predictions."""
@@ -756,4 +948,6 @@ def test_extreme_but_finite_data_never_gives_silent_nan(hypothesis_cases, name, 
         except (ValueError, FloatingPointError) as exc:
             assert _raised_in_bayesmv(exc), f"raised outside bayesmv: {exc}"
             return
-    assert np.isfinite(np.asarray(out, dtype=float)).all(), f"{name}: silent non-finite predictions at scale {scale}"
+    assert np.isfinite(np.asarray(out, dtype=float)).all(), (
+        f"{name}: silent non-finite predictions at scale {scale}"
+    )

@@ -61,13 +61,18 @@ def test_m3lak_same_seed_identical_different_seed_different(fitted_estimator, ti
     again = _fit("M3LAKClassifier", tiny_problem)
     for k, v in est.posterior_draws_[0].items():
         np.testing.assert_array_equal(v, again.posterior_draws_[0][k], err_msg=k)
-    _assert_identical(_outputs(est, "M3LAKClassifier", tiny_problem),
-                      _outputs(again, "M3LAKClassifier", tiny_problem), "M3LAK")
+    _assert_identical(
+        _outputs(est, "M3LAKClassifier", tiny_problem),
+        _outputs(again, "M3LAKClassifier", tiny_problem),
+        "M3LAK",
+    )
     other = _fit("M3LAKClassifier", tiny_problem, seed=1)
     for k in ("tau", "beta"):
         a, b = est.posterior_draws_[0][k], other.posterior_draws_[0][k]
         assert a.shape == b.shape and not np.allclose(a, b), k
-    assert not np.array_equal(est.decision_function(tiny_problem["Xs"]), other.decision_function(tiny_problem["Xs"]))
+    assert not np.array_equal(
+        est.decision_function(tiny_problem["Xs"]), other.decision_function(tiny_problem["Xs"])
+    )
 
 
 def test_seeded_randomness_of_deterministic_methods(tiny_problem):
@@ -78,7 +83,9 @@ def test_seeded_randomness_of_deterministic_methods(tiny_problem):
     c = _fit("MVMLClassifier", tiny_problem, nystrom=0.5, seed=0)
     assert not np.array_equal(a.landmarks_, b.landmarks_)
     np.testing.assert_array_equal(a.landmarks_, c.landmarks_)
-    np.testing.assert_array_equal(a.decision_function(tiny_problem["Xs"]), c.decision_function(tiny_problem["Xs"]))
+    np.testing.assert_array_equal(
+        a.decision_function(tiny_problem["Xs"]), c.decision_function(tiny_problem["Xs"])
+    )
     o1 = _fit("ONORMA", tiny_problem, shuffle=True, seed=0)
     o2 = _fit("ONORMA", tiny_problem, shuffle=True, seed=5)
     o3 = _fit("ONORMA", tiny_problem, shuffle=True, seed=0)
@@ -116,11 +123,18 @@ _CHILD = textwrap.dedent(
 
 def _run_child(names, tmp_path):
     script = _CHILD.format(tests_dir=TESTS_DIR, names=list(names), out_dir=str(tmp_path))
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=1500,
-                          env={**os.environ, "PYTHONHASHSEED": "123"})
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=1500,
+        env={**os.environ, "PYTHONHASHSEED": "123"},
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     keys = json.loads(proc.stdout.strip().splitlines()[-1])
-    return {n: {k: np.load(tmp_path / f"{n}.{k}.npy", allow_pickle=False) for k in ks} for n, ks in keys.items()}
+    return {
+        n: {k: np.load(tmp_path / f"{n}.{k}.npy", allow_pickle=False) for k in ks} for n, ks in keys.items()
+    }
 
 
 @pytest.mark.slow

@@ -29,8 +29,10 @@ def _idata(chains=2, draws=200, shift=0.0, diverging=0, nan=False, seed=0):
     div.flat[:diverging] = True
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return az.from_dict(posterior={"tau": tau, "decision": rng.standard_normal((chains, draws, 3))},
-                            sample_stats={"diverging": div})
+        return az.from_dict(
+            posterior={"tau": tau, "decision": rng.standard_normal((chains, draws, 3))},
+            sample_stats={"diverging": div},
+        )
 
 
 def _trouble(idata, **kw):
@@ -99,8 +101,16 @@ def test_m3lak_dp_overflow_and_rhat_are_reported(tiny_problem, monkeypatch):
     import bayesmv.base
 
     monkeypatch.setattr(bayesmv.base, "RHAT_WARN", 0.5)
-    est = bayesmv.M3LAKClassifier(n_latent=2, n_frequencies=5, num_warmup=10, num_samples=10, num_chains=2,
-                                  dp_capacity=1, alpha=20.0, seed=3)
+    est = bayesmv.M3LAKClassifier(
+        n_latent=2,
+        n_frequencies=5,
+        num_warmup=10,
+        num_samples=10,
+        num_chains=2,
+        dp_capacity=1,
+        alpha=20.0,
+        seed=3,
+    )
     with pytest.warns(SamplerWarning) as rec:
         est.fit(tiny_problem["Xs"], tiny_problem["y"])
     msgs = [str(w.message) for w in rec if issubclass(w.category, SamplerWarning)]
@@ -121,8 +131,7 @@ def test_m3lak_nonfinite_block_stops_with_named_error(tiny_problem, monkeypatch,
     from bayesmv.inference.m3lak_sampler import _sample_chain
 
     real = conditionals.sample_lambda_conditional
-    monkeypatch.setattr(conditionals, "sample_lambda_conditional",
-                        lambda *a, **k: real(*a, **k) * jnp.nan)
+    monkeypatch.setattr(conditionals, "sample_lambda_conditional", lambda *a, **k: real(*a, **k) * jnp.nan)
     # the compiled chain is cached per (settings, shapes): trace the patched conditional afresh,
     # and do not leave its NaN executable behind for later fits with the same settings
     _sample_chain.clear_cache()

@@ -24,10 +24,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _run_script(script, devices=4, timeout=900):
-    env = {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}", "JAX_PLATFORMS": "cpu",
-           "PYTHONPATH": os.pathsep.join(p for p in (os.environ.get("PYTHONPATH", ""), ROOT) if p)}
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], env=env, capture_output=True, text=True,
-                         timeout=timeout)
+    env = {
+        **os.environ,
+        "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}",
+        "JAX_PLATFORMS": "cpu",
+        "PYTHONPATH": os.pathsep.join(p for p in (os.environ.get("PYTHONPATH", ""), ROOT) if p),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert out.returncode == 0, out.stderr[-4000:]
     lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
     assert lines, out.stdout[-2000:] + out.stderr[-2000:]
@@ -88,7 +97,9 @@ def test_padding_rows_contribute_nothing_to_the_conditionals():
     key = jax.random.PRNGKey(1)
 
     b0 = cond.sample_beta_conditional(key, feats, y, lam, 1.5, 0.01)
-    b1 = cond.sample_beta_conditional(key, junk(feats) * valid[:, None], np.r_[y, np.zeros(pad)], junk(lam), 1.5, 0.01)
+    b1 = cond.sample_beta_conditional(
+        key, junk(feats) * valid[:, None], np.r_[y, np.zeros(pad)], junk(lam), 1.5, 0.01
+    )
     np.testing.assert_allclose(b1, b0, rtol=1e-12, atol=1e-12)
 
     Xp = np.concatenate([X, np.zeros((pad, D))])  # padding rows of X are zero-filled like missing views
@@ -135,8 +146,11 @@ def test_padded_sweep_equals_unpadded_sweep():
     y = np.where(rng.normal(size=N) > 0, 1.0, -1.0)
     cfg = M3LAKConfig(n_latent=2, n_frequencies=3, dp_capacity=8, hmc_steps_h=2, hmc_steps_omega=2)
     d0 = M3LAKData(tuple(jnp.asarray(X) for X in Xs), jnp.asarray(obs), jnp.asarray(y))
-    d1 = M3LAKData(tuple(jnp.asarray(np.concatenate([X, np.zeros((pad, X.shape[1]))])) for X in Xs),
-                   jnp.asarray(np.concatenate([obs, np.zeros((pad, 2), bool)])), jnp.asarray(np.r_[y, np.zeros(pad)]))
+    d1 = M3LAKData(
+        tuple(jnp.asarray(np.concatenate([X, np.zeros((pad, X.shape[1]))])) for X in Xs),
+        jnp.asarray(np.concatenate([obs, np.zeros((pad, 2), bool)])),
+        jnp.asarray(np.r_[y, np.zeros(pad)]),
+    )
 
     @jax.jit
     def two_sweeps(key, data):  # one compiled sweep body (a scan), run twice
@@ -224,7 +238,9 @@ def forced_4_devices():
 def test_parallel_chains_equal_sequential_on_4_devices(forced_4_devices):
     res = forced_4_devices["parallel"]
     assert res["devices"] == 4 and res["chains"] == 4
-    assert not res["warned"], res["warned"]  # numpyro falls back to sequential (with a warning) if devices are missing
+    assert not res["warned"], res[
+        "warned"
+    ]  # numpyro falls back to sequential (with a warning) if devices are missing
     assert max(res["diff"].values()) < 1e-8, res["diff"]
     assert res["proba"] == 0.0
 
@@ -251,7 +267,8 @@ def _free_port():
 def test_distributed_initialize_single_process():
     """``jax.distributed.initialize`` through bayesmv with a local coordinator, one process of two
     (forced) devices; global placement with ``shard_rows`` and an XLA all-reduce."""
-    res = _run_script(f"""
+    res = _run_script(
+        f"""
 import json
 import numpy as np
 from bayesmv import distributed as bd
@@ -265,7 +282,10 @@ s = jax.jit(lambda a: (a.T @ a))(a)
 print(json.dumps({{"info": list(info), "again": list(again), "shape": list(a.shape),
                   "fully_addressable": bool(a.is_fully_addressable),
                   "gram_err": float(np.max(np.abs(np.asarray(s) - x.T @ x)))}}))
-""", devices=2, timeout=300)
+""",
+        devices=2,
+        timeout=300,
+    )
     assert res["info"][:4] == [0, 1, 2, 2]
     assert res["again"] == res["info"]
     assert res["shape"] == [6, 3]
@@ -277,7 +297,8 @@ def test_kernel_methods_never_form_n_by_n():
     """MVML block-Nyström and MVL-LS CG at n = 20,000: the peak RSS grows by far less than one
     n x n float64 Gram matrix (3.0 GiB); the growth is O(block_size * n) for the CG."""
     n = 20000
-    res = _run_script(f"""
+    res = _run_script(
+        f"""
 import json, numpy as np
 def hwm():
     for line in open("/proc/self/status"):
@@ -298,7 +319,10 @@ b = MVLClassifier(solver="cg", gamma_A=1e-3, cg_max_iter=1).fit(Xs, y)
 acc = float(np.mean(a.predict([X[:500] for X in Xs]) == y[:500]))
 print(json.dumps({{"base": base, "mvml": mvml, "mvl": hwm(), "form": a.solver_form_, "acc": acc,
                   "mvl_shape": list(b.dual_coef_.shape)}}))
-""", devices=1, timeout=900)
+""",
+        devices=1,
+        timeout=900,
+    )
     gram = 8 * n * n
     assert res["form"] == "primal"
     assert res["mvml"] - res["base"] < 0.35 * gram, res

@@ -1,7 +1,15 @@
 """Multi-view data: the bundled mfeat set, validation, splits and the papers' generators."""
 
-from ._generators import (MKC_TOY_GROUPS, MKC_TOY_KERNELS, make_latent_views, make_mkc_toy, make_multitask,
-                          make_mvml_toy, mkc_toy_kernel, mkc_toy_weights)
+from ._generators import (
+    MKC_TOY_GROUPS,
+    MKC_TOY_KERNELS,
+    make_latent_views,
+    make_mkc_toy,
+    make_multitask,
+    make_mvml_toy,
+    mkc_toy_kernel,
+    mkc_toy_weights,
+)
 from ._mfeat import MFEAT_VIEWS, load_mfeat
 from ._split import MultiViewStandardScaler, drop_views, standardize_views, train_test_split_views
 from ._validation import check_positive, check_views, observed_mask

@@ -10,9 +10,7 @@ from ._validation import check_positive
 __all__ = ["make_latent_views", "make_mkc_toy", "make_multitask", "make_mvml_toy"]
 
 
-def make_latent_views(
-    n_samples=300, n_views=2, n_latent=2, n_features=10, noise=0.1, rule="circle", seed=0
-):
+def make_latent_views(n_samples=300, n_views=2, n_latent=2, n_features=10, noise=0.1, rule="circle", seed=0):
     """M3LAK-style data: a shared latent ``h ~ N(0, I)``; each view is a noisy linear map of ``h``.
 
     Labels are a nonlinear function of ``h``: ``"circle"`` (``|h|^2`` above its median) or
@@ -54,7 +52,11 @@ def make_mvml_toy(n_samples=100, shear=1.5, angle=np.pi / 3, separation=3.0, see
     """
     check_positive("n_samples", n_samples, integer=True)
     for name, value in (("shear", shear), ("angle", angle), ("separation", separation)):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not np.isfinite(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float, np.number))
+            or not np.isfinite(value)
+        ):
             raise ValueError(f"{name} must be a finite number, got {value!r}")
     rng = np.random.default_rng(seed)
     y = np.arange(n_samples) % 2

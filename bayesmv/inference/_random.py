@@ -49,8 +49,7 @@ def log_gamma(key, a, shape=None, dtype=jnp.float64):
         out = jnp.where(new, jnp.log(d) + jnp.log(jnp.where(v > 0, v, 1.0)), out)
         return key, out, done | ok
 
-    _, logg, _ = jax.lax.while_loop(
-        cond, body, (k_loop, jnp.zeros(shape, dtype), jnp.zeros(shape, bool)))
+    _, logg, _ = jax.lax.while_loop(cond, body, (k_loop, jnp.zeros(shape, dtype), jnp.zeros(shape, bool)))
     u = jax.random.uniform(k_boost, shape, dtype, minval=jnp.finfo(dtype).tiny)
     return jnp.where(small, logg + jnp.log(u) / a, logg)
 
@@ -69,6 +68,5 @@ def beta(key, a, b, shape=None, dtype=jnp.float64):
     a = jnp.asarray(a, dtype)
     b = jnp.asarray(b, dtype)
     shape = jnp.broadcast_shapes(jnp.shape(a), jnp.shape(b)) if shape is None else tuple(shape)
-    lg = log_gamma(key, jnp.stack([jnp.broadcast_to(a, shape), jnp.broadcast_to(b, shape)]),
-                   None, dtype)
+    lg = log_gamma(key, jnp.stack([jnp.broadcast_to(a, shape), jnp.broadcast_to(b, shape)]), None, dtype)
     return jax.nn.sigmoid(lg[0] - lg[1])

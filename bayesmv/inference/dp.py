@@ -80,8 +80,7 @@ def sample_niw(key, mu_n, kappa_n, nu_n, psi_n, log_chi2=None):
     A = lower + diag[:, :, None] * jnp.eye(m, dtype=dtype)[None]
     Cf = jnp.linalg.cholesky(psi_n)
     G = _solve_upper_batched(jnp.swapaxes(Cf, -1, -2), A)  # C^{-T} A
-    logdet_prec = jnp.sum(log_chi2, -1) - 2.0 * jnp.sum(
-        jnp.log(jnp.diagonal(Cf, axis1=-2, axis2=-1)), -1)
+    logdet_prec = jnp.sum(log_chi2, -1) - 2.0 * jnp.sum(jnp.log(jnp.diagonal(Cf, axis1=-2, axis2=-1)), -1)
     eps = jax.random.normal(k3, (Kb, m, 1), dtype=dtype)
     z = _solve_upper_batched(jnp.swapaxes(A, -1, -2), eps)  # A^{-T} ε
     mu = mu_n + (Cf @ z)[..., 0] / jnp.sqrt(kappa_n)[:, None]
@@ -106,8 +105,9 @@ def _niw_posterior_params(omega, onehot, mu0, kappa0, nu0, psi0):
     nu_n = nu0 + counts
     mu_n = (kappa0 * mu0[None, :] + sums) / kappa_n[:, None]
     dm = mean - mu0[None, :]
-    psi_n = psi0[None] + scatter + (kappa0 * counts / kappa_n)[:, None, None] * (
-        dm[:, :, None] * dm[:, None, :])
+    psi_n = (
+        psi0[None] + scatter + (kappa0 * counts / kappa_n)[:, None, None] * (dm[:, :, None] * dm[:, None, :])
+    )
     return counts, mu_n, kappa_n, nu_n, psi_n
 
 
@@ -124,8 +124,8 @@ def dp_slice_update(key, state: DPState, omega, alpha, mu0, kappa0, nu0, psi0):
     # one rejection loop for every Gamma variate of the sweep: sticks (two per slot) and Bartlett
     shapes = jnp.concatenate([1.0 + counts, alpha + after, (dof / 2.0).ravel()])
     lg = _random.log_gamma(k_nu, shapes, None, omega.dtype)
-    nu = jax.nn.sigmoid(lg[:Kc] - lg[Kc:2 * Kc])
-    log_chi2 = jnp.log(2.0) + lg[2 * Kc:].reshape(Kc, m)
+    nu = jax.nn.sigmoid(lg[:Kc] - lg[Kc : 2 * Kc])
+    log_chi2 = jnp.log(2.0) + lg[2 * Kc :].reshape(Kc, m)
     mu, G, logdet = sample_niw(k_niw, mu_n, kappa_n, nu_n, psi_n, log_chi2)
     weights, remaining = stick_weights(nu)
     # slices (eq. 5) and assignments (eq. 7)
@@ -148,8 +148,13 @@ def dp_prior_draw(key, capacity, n_frequencies, alpha, mu0, kappa0, nu0, psi0):
     dtype = mu0.dtype
     nu = _random.beta(k_nu, 1.0, alpha, (capacity,), dtype)
     ones = jnp.ones(capacity, dtype)
-    mu, G, logdet = sample_niw(k_niw, jnp.broadcast_to(mu0, (capacity, m)), kappa0 * ones,
-                               nu0 * ones, jnp.broadcast_to(psi0, (capacity, m, m)))
+    mu, G, logdet = sample_niw(
+        k_niw,
+        jnp.broadcast_to(mu0, (capacity, m)),
+        kappa0 * ones,
+        nu0 * ones,
+        jnp.broadcast_to(psi0, (capacity, m, m)),
+    )
     weights, remaining = stick_weights(nu)
     z = jax.random.categorical(k_z, jnp.log(weights), shape=(n_frequencies,)).astype(jnp.int32)
     eps = jax.random.normal(k_w, (n_frequencies, m), dtype=dtype)

@@ -57,8 +57,18 @@ __all__ = [
     "sweep_outputs",
 ]
 
-BLOCK_NAMES = {1: "H (per-row HMC)", 2: "omega (HMC)", 3: "DP slice sampler", 4: "lambda",
-               5: "beta", 6: "U", 7: "[W V]", 8: "r", 9: "tau", 10: "v"}
+BLOCK_NAMES = {
+    1: "H (per-row HMC)",
+    2: "omega (HMC)",
+    3: "DP slice sampler",
+    4: "lambda",
+    5: "beta",
+    6: "U",
+    7: "[W V]",
+    8: "r",
+    9: "tau",
+    10: "v",
+}
 
 
 class M3LAKNumericalError(FloatingPointError):
@@ -187,9 +197,13 @@ def _gaussian_dp_state(config: M3LAKConfig, dtype=jnp.float64):
     m, M = config.n_latent, config.n_frequencies
     s = config.omega_scale
     return DPState(
-        nu=jnp.ones((1,), dtype), mu=jnp.zeros((1, m), dtype),
-        prec_sqrt=(jnp.eye(m, dtype=dtype) / s)[None], logdet_prec=jnp.full((1,), -2.0 * m * np.log(s), dtype),
-        z=jnp.zeros((M,), jnp.int32), overflow=jnp.zeros((), bool))
+        nu=jnp.ones((1,), dtype),
+        mu=jnp.zeros((1, m), dtype),
+        prec_sqrt=(jnp.eye(m, dtype=dtype) / s)[None],
+        logdet_prec=jnp.full((1,), -2.0 * m * np.log(s), dtype),
+        z=jnp.zeros((M,), jnp.int32),
+        overflow=jnp.zeros((), bool),
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -214,7 +228,7 @@ def _gaussian_parts(latent: M3LAKLatent, data: M3LAKData):
     Q = jnp.stack([t * W.T @ W for t, W in zip(latent.tau, latent.Ws)])
     b = 0.0
     for i, (X, U, W, Vv) in enumerate(zip(data.Xs, latent.Us, latent.Ws, latent.Vs)):
-        b = b + data.obs[:, i:i + 1] * (latent.tau[i] * (X @ W - U @ (Vv.T @ W)))
+        b = b + data.obs[:, i : i + 1] * (latent.tau[i] * (X @ W - U @ (Vv.T @ W)))
     return Q, b
 
 
@@ -222,14 +236,22 @@ def _gaussian_parts(latent: M3LAKLatent, data: M3LAKData):
 # the sweep
 # ----------------------------------------------------------------------------------------------
 def _guard(new, old, code, flag):
-    ok = jnp.all(jnp.array([jnp.all(jnp.isfinite(leaf)) for leaf in jax.tree.leaves(new)
-                            if jnp.issubdtype(leaf.dtype, jnp.floating)]))
+    ok = jnp.all(
+        jnp.array(
+            [
+                jnp.all(jnp.isfinite(leaf))
+                for leaf in jax.tree.leaves(new)
+                if jnp.issubdtype(leaf.dtype, jnp.floating)
+            ]
+        )
+    )
     value = jax.tree.map(lambda a, b: jnp.where(ok, a, b), new, old)
     return value, jnp.where((flag == 0) & ~ok, code, flag)
 
 
-def m3lak_sweep(key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, step_size_H,
-                step_size_omega, flag=0):
+def m3lak_sweep(
+    key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, step_size_H, step_size_omega, flag=0
+):
     """One full sweep (module docstring order). Returns ``(latent, info)`` with
     ``info = (accept_prob_H (mean over rows), accept_prob_omega, diverging, nonfinite_flag)``."""
     C = config.C
@@ -252,8 +274,9 @@ def m3lak_sweep(key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, 
         f = decision_values(Hc, latent.omega, latent.beta)
         return gauss + _hinge_energy(f, data.y, latent.lam, C, aug)
 
-    H, acc_H, div_H = rowwise_hmc_step(keys[0], latent.H, pot_H, step_size_H, config.hmc_steps_h,
-                                       mass_chol=mass_chol)
+    H, acc_H, div_H = rowwise_hmc_step(
+        keys[0], latent.H, pot_H, step_size_H, config.hmc_steps_h, mass_chol=mass_chol
+    )
     H, flag = _guard(H, latent.H, 1, flag)
     latent = latent._replace(H=H)
 
@@ -263,8 +286,9 @@ def m3lak_sweep(key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, 
         hinge = jnp.where(valid, _hinge_energy(f, data.y, latent.lam, C, aug), 0.0)
         return _omega_prior_energy(om, latent.dp) + jnp.sum(hinge)
 
-    omega, acc_O, div_O = joint_hmc_step(keys[1], latent.omega, pot_omega, step_size_omega,
-                                         config.hmc_steps_omega)
+    omega, acc_O, div_O = joint_hmc_step(
+        keys[1], latent.omega, pot_omega, step_size_omega, config.hmc_steps_omega
+    )
     omega, flag = _guard(omega, latent.omega, 2, flag)
     latent = latent._replace(omega=omega)
 
@@ -291,16 +315,14 @@ def m3lak_sweep(key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, 
         W, Vv, tau_i = latent.Ws[i], latent.Vs[i], latent.tau[i]
         U = cond.sample_u_conditional(kU[i], X, latent.H, W, Vv, tau_i, o)
         U, flag = _guard(U, latent.Us[i], 6, flag)
-        W_new, V_new = cond.sample_wv_conditional(kWV[i], X, latent.H, U, latent.r[i], config.eta,
-                                                  tau_i, o)
+        W_new, V_new = cond.sample_wv_conditional(kWV[i], X, latent.H, U, latent.r[i], config.eta, tau_i, o)
         (W, Vv), flag = _guard((W_new, V_new), (W, Vv), 7, flag)
         r_i = cond.sample_r_conditional(kr[i], W, config.a_r, config.b_r)
         r_i, flag = _guard(r_i, latent.r[i], 8, flag)
         t_i = cond.sample_tau_conditional(kt[i], X, latent.H, U, W, Vv, o, config.a_tau, config.b_tau)
         t_i, flag = _guard(t_i, tau_i, 9, flag)
         Us.append(U), Ws.append(W), Vs.append(Vv), rs.append(r_i), taus.append(t_i)
-    latent = latent._replace(Us=tuple(Us), Ws=tuple(Ws), Vs=tuple(Vs), r=jnp.stack(rs),
-                             tau=jnp.stack(taus))
+    latent = latent._replace(Us=tuple(Us), Ws=tuple(Ws), Vs=tuple(Vs), r=jnp.stack(rs), tau=jnp.stack(taus))
 
     # 10. v
     if config.v_prior is not None:
@@ -315,8 +337,13 @@ def m3lak_sweep(key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, 
 
 def sweep_outputs(latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig):
     """The stored quantities of one draw (the ``run_m3lak`` contract)."""
-    out = {"beta": latent.beta, "omega": latent.omega, "tau": latent.tau, "r": latent.r,
-           "decision": decision_values(latent.H, latent.omega, latent.beta)}
+    out = {
+        "beta": latent.beta,
+        "omega": latent.omega,
+        "tau": latent.tau,
+        "r": latent.r,
+        "decision": decision_values(latent.H, latent.omega, latent.beta),
+    }
     for i, (W, Vv) in enumerate(zip(latent.Ws, latent.Vs)):
         out[f"W_{i}"] = W
         out[f"V_{i}"] = Vv
@@ -360,10 +387,12 @@ def initial_latent(key, data: M3LAKData, config: M3LAKConfig) -> M3LAKLatent:
     Ws, Vs, taus, rs = [], [], [], []
     kk = jax.random.split(keys[2], 3 * nV)
     for i in range(nV):
-        W, Vv = cond.sample_wv_conditional(kk[3 * i], data.Xs[i], H, Us[i], r[i], config.eta, 1.0,
-                                           data.obs[:, i])
-        t = cond.sample_tau_conditional(kk[3 * i + 1], data.Xs[i], H, Us[i], W, Vv, data.obs[:, i],
-                                        config.a_tau, config.b_tau)
+        W, Vv = cond.sample_wv_conditional(
+            kk[3 * i], data.Xs[i], H, Us[i], r[i], config.eta, 1.0, data.obs[:, i]
+        )
+        t = cond.sample_tau_conditional(
+            kk[3 * i + 1], data.Xs[i], H, Us[i], W, Vv, data.obs[:, i], config.a_tau, config.b_tau
+        )
         Ws.append(W), Vs.append(Vv), taus.append(t)
         rs.append(cond.sample_r_conditional(kk[3 * i + 2], W, config.a_r, config.b_r))
     if config.spectral_prior == "dp":
@@ -371,21 +400,30 @@ def initial_latent(key, data: M3LAKData, config: M3LAKConfig) -> M3LAKLatent:
         Kc = config.dp_capacity
         mu0, kappa0, nu0, psi0 = _niw_prior(config, dtype)
         ones = jnp.ones(Kc, dtype)
-        mu, G, logdet = sample_niw(keys[4], jnp.broadcast_to(mu0, (Kc, m)), kappa0 * ones,
-                                   nu0 * ones, jnp.broadcast_to(psi0, (Kc, m, m)))
-        dp = DPState(_random.beta(keys[5], 1.0, config.alpha, (Kc,), dtype), mu, G, logdet,
-                     jnp.zeros((M,), jnp.int32), jnp.zeros((), bool))
+        mu, G, logdet = sample_niw(
+            keys[4],
+            jnp.broadcast_to(mu0, (Kc, m)),
+            kappa0 * ones,
+            nu0 * ones,
+            jnp.broadcast_to(psi0, (Kc, m, m)),
+        )
+        dp = DPState(
+            _random.beta(keys[5], 1.0, config.alpha, (Kc,), dtype),
+            mu,
+            G,
+            logdet,
+            jnp.zeros((M,), jnp.int32),
+            jnp.zeros((), bool),
+        )
         dp = dp_slice_update(keys[6], dp, omega, config.alpha, mu0, kappa0, nu0, psi0)
     else:
         omega = jax.random.normal(keys[3], (M, m), dtype) * config.omega_scale
         dp = _gaussian_dp_state(config, dtype)
-    v = jnp.asarray(config.v if config.v_prior is None else config.v_prior[0] / config.v_prior[1],
-                    dtype)
+    v = jnp.asarray(config.v if config.v_prior is None else config.v_prior[0] / config.v_prior[1], dtype)
     lam = jnp.ones((N,), dtype)
     feats = feature_map(H, omega) * valid[:, None]
     beta = cond.sample_beta_conditional(keys[7], feats, data.y, lam, config.C, v)
-    return M3LAKLatent(H, Us, tuple(Ws), tuple(Vs), jnp.stack(taus), jnp.stack(rs), omega, beta,
-                       lam, v, dp)
+    return M3LAKLatent(H, Us, tuple(Ws), tuple(Vs), jnp.stack(taus), jnp.stack(rs), omega, beta, lam, v, dp)
 
 
 # Eager execution of initial_latent costs ~3x more CPU than compiling it, and the jitted
@@ -424,7 +462,7 @@ class M3LAKKernel(MCMCKernel):
         from ..distributed import constrain_replicated
 
         def trim(x):  # drop the padding rows; the stored decision values are replicated
-            return {**x, "decision": constrain_replicated(x["decision"][..., :self.n_valid], self.mesh)}
+            return {**x, "decision": constrain_replicated(x["decision"][..., : self.n_valid], self.mesh)}
 
         return trim
 
@@ -433,27 +471,41 @@ class M3LAKKernel(MCMCKernel):
             return latent
         from ..distributed import constrain_rows
 
-        return latent._replace(H=constrain_rows(latent.H, self.mesh), Us=constrain_rows(latent.Us, self.mesh),
-                               lam=constrain_rows(latent.lam, self.mesh))
+        return latent._replace(
+            H=constrain_rows(latent.H, self.mesh),
+            Us=constrain_rows(latent.Us, self.mesh),
+            lam=constrain_rows(latent.lam, self.mesh),
+        )
 
     def _init_one(self, rng_key, data):
         key_init, key_state = jax.random.split(rng_key)
-        latent = self._constrain(_initial_latent_jit(key_init, data, self.config))  # compiled once per shape/config
+        latent = self._constrain(
+            _initial_latent_jit(key_init, data, self.config)
+        )  # compiled once per shape/config
         eps0 = jnp.asarray(self.config.init_step_size, jnp.float64)
         # the H block is preconditioned by its Gaussian precision, so its natural scale is ~1
         eps_H = jnp.asarray(0.5, jnp.float64)
         return M3LAKState(
-            i=jnp.zeros((), jnp.int32), outputs=sweep_outputs(latent, data, self.config), latent=latent,
-            da_H=self._da_init(jnp.log(10.0 * eps_H)), da_omega=self._da_init(jnp.log(10.0 * eps0)),
-            step_size_H=eps_H, step_size_omega=eps0, accept_prob_H=jnp.zeros((), jnp.float64),
-            accept_prob_omega=jnp.zeros((), jnp.float64), diverging=jnp.zeros((), bool),
-            nonfinite=jnp.zeros((), jnp.int32), rng_key=key_state)
+            i=jnp.zeros((), jnp.int32),
+            outputs=sweep_outputs(latent, data, self.config),
+            latent=latent,
+            da_H=self._da_init(jnp.log(10.0 * eps_H)),
+            da_omega=self._da_init(jnp.log(10.0 * eps0)),
+            step_size_H=eps_H,
+            step_size_omega=eps0,
+            accept_prob_H=jnp.zeros((), jnp.float64),
+            accept_prob_omega=jnp.zeros((), jnp.float64),
+            diverging=jnp.zeros((), bool),
+            nonfinite=jnp.zeros((), jnp.int32),
+            rng_key=key_state,
+        )
 
     def init(self, rng_key, num_warmup, init_params, model_args, model_kwargs):
         self._num_warmup = int(num_warmup)
         data = model_args[0]
-        if jnp.ndim(rng_key) > 1 or (jax.dtypes.issubdtype(rng_key.dtype, jax.dtypes.prng_key)
-                                     and jnp.ndim(rng_key) > 0):
+        if jnp.ndim(rng_key) > 1 or (
+            jax.dtypes.issubdtype(rng_key.dtype, jax.dtypes.prng_key) and jnp.ndim(rng_key) > 0
+        ):
             return jax.vmap(self._init_one, in_axes=(0, None))(rng_key, data)
         return self._init_one(rng_key, data)
 
@@ -462,7 +514,8 @@ class M3LAKKernel(MCMCKernel):
         cfg = self.config
         key, key_sweep = jax.random.split(state.rng_key)
         latent, (acc_H, acc_O, div, flag) = m3lak_sweep(
-            key_sweep, state.latent, data, cfg, state.step_size_H, state.step_size_omega, state.nonfinite)
+            key_sweep, state.latent, data, cfg, state.step_size_H, state.step_size_omega, state.nonfinite
+        )
         latent = self._constrain(latent)
         warm = state.i < self._num_warmup
         last = state.i == self._num_warmup - 1
@@ -476,30 +529,55 @@ class M3LAKKernel(MCMCKernel):
         da_H, eps_H = adapt(state.da_H, jnp.nan_to_num(acc_H), state.step_size_H)
         da_O, eps_O = adapt(state.da_omega, jnp.nan_to_num(acc_O), state.step_size_omega)
         return M3LAKState(
-            i=state.i + 1, outputs=sweep_outputs(latent, data, cfg), latent=latent, da_H=da_H,
-            da_omega=da_O, step_size_H=eps_H, step_size_omega=eps_O, accept_prob_H=acc_H,
-            accept_prob_omega=acc_O, diverging=div, nonfinite=flag, rng_key=key)
+            i=state.i + 1,
+            outputs=sweep_outputs(latent, data, cfg),
+            latent=latent,
+            da_H=da_H,
+            da_omega=da_O,
+            step_size_H=eps_H,
+            step_size_omega=eps_O,
+            accept_prob_H=acc_H,
+            accept_prob_omega=acc_O,
+            diverging=div,
+            nonfinite=flag,
+            rng_key=key,
+        )
 
     def get_diagnostics_str(self, state):
         return "acc H {:.2f} (step {:.2e}), acc Ω {:.2f} (step {:.2e})".format(
-            float(state.accept_prob_H), float(state.step_size_H), float(state.accept_prob_omega),
-            float(state.step_size_omega))
+            float(state.accept_prob_H),
+            float(state.step_size_H),
+            float(state.accept_prob_omega),
+            float(state.step_size_omega),
+        )
 
 
 EXTRA_FIELDS = ("accept_prob_H", "accept_prob_omega", "diverging", "step_size_H", "step_size_omega")
 
 
-def _numpyro_mcmc(settings: _RunSettings, num_chains=1, chain_method="sequential", progress_bar=False) -> MCMC:
+def _numpyro_mcmc(
+    settings: _RunSettings, num_chains=1, chain_method="sequential", progress_bar=False
+) -> MCMC:
     kernel = M3LAKKernel(settings.config, mesh=settings.mesh, n_valid=settings.n_valid)
-    return MCMC(kernel, num_warmup=settings.num_warmup, num_samples=settings.num_samples,
-                num_chains=num_chains, chain_method=chain_method, progress_bar=progress_bar,
-                thinning=settings.thinning, jit_model_args=True)
+    return MCMC(
+        kernel,
+        num_warmup=settings.num_warmup,
+        num_samples=settings.num_samples,
+        num_chains=num_chains,
+        chain_method=chain_method,
+        progress_bar=progress_bar,
+        thinning=settings.thinning,
+        jit_model_args=True,
+    )
 
 
 def _collected(mcmc: MCMC, group_by_chain):
     extra = mcmc.get_extra_fields(group_by_chain=group_by_chain)
-    return (mcmc.get_samples(group_by_chain=group_by_chain), {k: extra[k] for k in EXTRA_FIELDS},
-            mcmc.last_state)
+    return (
+        mcmc.get_samples(group_by_chain=group_by_chain),
+        {k: extra[k] for k in EXTRA_FIELDS},
+        mcmc.last_state,
+    )
 
 
 @partial(jax.jit, static_argnums=0)
@@ -536,9 +614,22 @@ def _sample_chains(settings: _RunSettings, num_chains, chain_method, key, data):
     return jax.tree.map(lambda *xs: jnp.stack(xs), *chains)
 
 
-def run_m3lak(Xs, y, config: M3LAKConfig, *, num_warmup, num_samples, num_chains=1,
-              chain_method="sequential", seed=0, progress_bar=False, thinning=1, mesh=None,
-              shard_data=False, on_dp_overflow="raise") -> M3LAKPosterior:
+def run_m3lak(
+    Xs,
+    y,
+    config: M3LAKConfig,
+    *,
+    num_warmup,
+    num_samples,
+    num_chains=1,
+    chain_method="sequential",
+    seed=0,
+    progress_bar=False,
+    thinning=1,
+    mesh=None,
+    shard_data=False,
+    on_dp_overflow="raise",
+) -> M3LAKPosterior:
     """Run the composite M3LAK kernel through :class:`numpyro.infer.MCMC`.
 
     ``Xs``: list of float arrays (N, D_i), all-NaN rows = missing views; ``y``: ±1 labels.
@@ -564,7 +655,9 @@ def run_m3lak(Xs, y, config: M3LAKConfig, *, num_warmup, num_samples, num_chains
     if on_dp_overflow not in ("raise", "ignore"):
         raise ValueError(f"on_dp_overflow must be 'raise' or 'ignore', got {on_dp_overflow!r}")
     if chain_method not in ("sequential", "vectorized", "parallel"):
-        raise ValueError(f"chain_method must be 'sequential', 'vectorized' or 'parallel', got {chain_method!r}")
+        raise ValueError(
+            f"chain_method must be 'sequential', 'vectorized' or 'parallel', got {chain_method!r}"
+        )
     from ..distributed import check_partitionable_rng, resolve_mesh
 
     mesh = resolve_mesh(mesh, shard_data)
@@ -572,14 +665,18 @@ def run_m3lak(Xs, y, config: M3LAKConfig, *, num_warmup, num_samples, num_chains
         data, n_valid = prepare_data(Xs, y), None
     else:
         if chain_method == "parallel":
-            raise ValueError("a data-sharded run (shard_data/mesh) uses the devices for the samples; use "
-                             "chain_method='sequential' or 'vectorized', not 'parallel'")
+            raise ValueError(
+                "a data-sharded run (shard_data/mesh) uses the devices for the samples; use "
+                "chain_method='sequential' or 'vectorized', not 'parallel'"
+            )
         check_partitionable_rng()
         data, n_valid = shard_m3lak_data(_prepare_arrays(Xs, y), mesh)
     settings = _RunSettings(config, mesh, n_valid, int(num_warmup), int(num_samples), int(thinning))
     key = jax.random.PRNGKey(seed)
     with single_threaded_blas():
-        if progress_bar or chain_method == "parallel":  # NumPyro's own loop: progress bar, one chain per device
+        if (
+            progress_bar or chain_method == "parallel"
+        ):  # NumPyro's own loop: progress bar, one chain per device
             mcmc = _numpyro_mcmc(settings, int(num_chains), chain_method, progress_bar)
             mcmc.run(key, data, extra_fields=EXTRA_FIELDS)
             samples, extra, last = _collected(mcmc, group_by_chain=True)
@@ -590,10 +687,12 @@ def run_m3lak(Xs, y, config: M3LAKConfig, *, num_warmup, num_samples, num_chains
         code = int(flags[flags != 0][0])
         raise M3LAKNumericalError(
             f"M3LAK sampler: the {BLOCK_NAMES[code]} update produced non-finite values "
-            "(check the data scaling and the hyper-parameters, e.g. C, eta, a_tau/b_tau)")
+            "(check the data scaling and the hyper-parameters, e.g. C, eta, a_tau/b_tau)"
+        )
     overflow = np.atleast_1d(np.asarray(last.latent.dp.overflow))
     if np.any(overflow) and on_dp_overflow == "raise":
         raise DPCapacityError(
             f"DP slice sampler needed more than dp_capacity={config.dp_capacity} components; "
-            "increase M3LAKConfig.dp_capacity (or lower alpha)")
+            "increase M3LAKConfig.dp_capacity (or lower alpha)"
+        )
     return M3LAKPosterior(dict(samples), dict(extra), last)

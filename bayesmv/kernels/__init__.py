@@ -36,7 +36,13 @@ from .pairwise import (
     rbf_kernel,
     squared_euclidean_distances,
 )
-from .preprocessing import center_kernel, gamma_from_bandwidth, mean_heuristic, median_heuristic, normalize_kernel
+from .preprocessing import (
+    center_kernel,
+    gamma_from_bandwidth,
+    mean_heuristic,
+    median_heuristic,
+    normalize_kernel,
+)
 from .random_features import cos_sin, implied_kernel, random_fourier_features, sample_gaussian_frequencies
 
 __all__ = [

@@ -84,5 +84,7 @@ def implied_kernel(T, omega):
     """Kernel implied by frequencies ``omega`` at lags ``T`` (shape ``(k, d)``): ``mean_j cos(ω_j' t)``."""
     T, omega = jnp.asarray(T), jnp.asarray(omega)
     if omega.ndim != 2 or T.ndim < 1 or T.shape[-1] != omega.shape[1]:
-        raise ValueError(f"omega must be (M, d) with d = the last axis of T; got T {T.shape} and omega {omega.shape}")
+        raise ValueError(
+            f"omega must be (M, d) with d = the last axis of T; got T {T.shape} and omega {omega.shape}"
+        )
     return jnp.mean(cos_sin(T @ omega.T)[0], axis=-1)

@@ -94,14 +94,24 @@ class M3LAKConfig:
 
     def validate(self):
         """Raise ``ValueError`` naming the offending hyper-parameter."""
-        ints = ("n_latent", "n_frequencies", "n_view_latent", "dp_capacity", "hmc_steps_h",
-                "hmc_steps_omega")
+        ints = ("n_latent", "n_frequencies", "n_view_latent", "dp_capacity", "hmc_steps_h", "hmc_steps_omega")
         for name in ints:
             val = getattr(self, name)
             if not isinstance(val, (int, np.integer)) or isinstance(val, bool) or val < 1:
                 raise ValueError(f"M3LAKConfig.{name} must be a positive integer; got {val!r}")
-        pos = ("C", "eta", "alpha", "a_r", "b_r", "a_tau", "b_tau", "v", "niw_kappa0", "niw_psi0",
-               "init_step_size")
+        pos = (
+            "C",
+            "eta",
+            "alpha",
+            "a_r",
+            "b_r",
+            "a_tau",
+            "b_tau",
+            "v",
+            "niw_kappa0",
+            "niw_psi0",
+            "init_step_size",
+        )
         for name in pos:
             val = getattr(self, name)
             if not np.isfinite(val) or val <= 0:
@@ -110,10 +120,12 @@ class M3LAKConfig:
             raise ValueError(f"M3LAKConfig.niw_mu0 must be finite; got {self.niw_mu0!r}")
         if self.spectral_prior not in ("dp", "gaussian"):
             raise ValueError(
-                f"M3LAKConfig.spectral_prior must be 'dp' or 'gaussian'; got {self.spectral_prior!r}")
+                f"M3LAKConfig.spectral_prior must be 'dp' or 'gaussian'; got {self.spectral_prior!r}"
+            )
         if self.nu0 <= self.n_latent - 1:
             raise ValueError(
-                f"M3LAKConfig.niw_nu0 must exceed n_latent - 1 = {self.n_latent - 1}; got {self.nu0}")
+                f"M3LAKConfig.niw_nu0 must exceed n_latent - 1 = {self.n_latent - 1}; got {self.nu0}"
+            )
         if self.v_prior is not None:
             if len(self.v_prior) != 2 or min(self.v_prior) <= 0:
                 raise ValueError(f"M3LAKConfig.v_prior must be (a_v, b_v) > 0; got {self.v_prior!r}")
@@ -149,7 +161,7 @@ def _decision_parts(H, omega, beta):
     M = omega.shape[0]
     cos, sin = cos_sin(H @ omega.T)
     scale = 1.0 / np.sqrt(M)
-    b_cos, b_sin = beta[:M] * scale, beta[M:2 * M] * scale
+    b_cos, b_sin = beta[:M] * scale, beta[M : 2 * M] * scale
     return cos @ b_cos + sin @ b_sin + beta[2 * M], cos, sin, b_cos, b_sin
 
 
@@ -163,7 +175,7 @@ def _decision_values_jvp(primals, tangents):
         dproj = (0.0 if dH is None else dH @ omega.T) + (0.0 if domega is None else H @ domega.T)
         df = df + jnp.sum((cos * b_sin - sin * b_cos) * dproj, -1)
     if dbeta is not None:
-        df = df + (cos @ dbeta[:M] + sin @ dbeta[M:2 * M]) / np.sqrt(M) + dbeta[2 * M]
+        df = df + (cos @ dbeta[:M] + sin @ dbeta[M : 2 * M]) / np.sqrt(M) + dbeta[2 * M]
     return f, df
 
 
@@ -209,8 +221,7 @@ def latent_variable_model(Xs, config: M3LAKConfig, n_samples=None, n_features=No
     r = numpyro.sample("r", dist.Gamma(config.a_r, config.b_r).expand([V, m]).to_event(2))
     for i, D in enumerate(n_features):
         W = numpyro.sample(f"W_{i}", dist.Normal(0.0, 1.0 / jnp.sqrt(r[i])).expand([D, m]).to_event(2))
-        Vi = numpyro.sample(
-            f"V_{i}", dist.Normal(0.0, 1.0 / np.sqrt(config.eta)).expand([D, K]).to_event(2))
+        Vi = numpyro.sample(f"V_{i}", dist.Normal(0.0, 1.0 / np.sqrt(config.eta)).expand([D, K]).to_event(2))
         U = numpyro.sample(f"u_{i}", dist.Normal(0.0, 1.0).expand([n_samples, K]).to_event(2))
         loc = H @ W.T + U @ Vi.T
         scale = 1.0 / jnp.sqrt(tau[i])
@@ -228,8 +239,7 @@ def spectral_prior_model(config: M3LAKConfig):
     truncated at ``dp_capacity`` with the assignments summed out) or a fixed Gaussian."""
     m, M = config.n_latent, config.n_frequencies
     if config.spectral_prior == "gaussian":
-        return numpyro.sample(
-            "omega", dist.Normal(0.0, config.omega_scale).expand([M, m]).to_event(2))
+        return numpyro.sample("omega", dist.Normal(0.0, config.omega_scale).expand([M, m]).to_event(2))
     Kc = config.dp_capacity
     nu = numpyro.sample("dp_nu", dist.Beta(1.0, config.alpha).expand([Kc - 1]).to_event(1))
     log_rest = jnp.concatenate([jnp.zeros(1), jnp.cumsum(jnp.log1p(-nu))])
@@ -242,11 +252,13 @@ def spectral_prior_model(config: M3LAKConfig):
     )
     mu = numpyro.sample(
         "dp_mu",
-        dist.MultivariateNormal(config.niw_mu0 * jnp.ones(m), precision_matrix=config.niw_kappa0 * prec)
-        .to_event(1),
+        dist.MultivariateNormal(
+            config.niw_mu0 * jnp.ones(m), precision_matrix=config.niw_kappa0 * prec
+        ).to_event(1),
     )
     mix = dist.MixtureSameFamily(
-        dist.Categorical(probs=weights), dist.MultivariateNormal(mu, precision_matrix=prec))
+        dist.Categorical(probs=weights), dist.MultivariateNormal(mu, precision_matrix=prec)
+    )
     return numpyro.sample("omega", mix.expand([M]).to_event(1))
 
 
@@ -263,16 +275,16 @@ def hinge_model(features, y, config: M3LAKConfig, augmented=None):
     decision = numpyro.deterministic("decision", features @ beta)
     if y is not None:
         if augmented:
-            lam = numpyro.sample(
-                "lam", dist.ImproperUniform(constraints.positive, (), (features.shape[0],)))
+            lam = numpyro.sample("lam", dist.ImproperUniform(constraints.positive, (), (features.shape[0],)))
             numpyro.factor("hinge", augmented_hinge_log_factor(decision, y, lam, config.C).sum())
         else:
             numpyro.factor("hinge", hinge_log_pseudo_likelihood(decision, y, config.C).sum())
     return decision
 
 
-def m3lak_model(Xs, y=None, config: M3LAKConfig = M3LAKConfig(), n_samples=None, n_features=None,
-                augmented=None):
+def m3lak_model(
+    Xs, y=None, config: M3LAKConfig = M3LAKConfig(), n_samples=None, n_features=None, augmented=None
+):
     """The full M3LAK post-data posterior ``p0(Ω, Θ) p(X | Ω) ℓ(y | H, Θ)`` as a NumPyro model.
 
     ``augmented=None`` follows ``config.augmented`` (λ sites with an improper flat base measure
@@ -281,5 +293,6 @@ def m3lak_model(Xs, y=None, config: M3LAKConfig = M3LAKConfig(), n_samples=None,
     """
     H = latent_variable_model(Xs, config, n_samples=n_samples, n_features=n_features)
     omega = spectral_prior_model(config)
-    return hinge_model(feature_map(H, omega), None if y is None else jnp.asarray(y), config,
-                       augmented=augmented)
+    return hinge_model(
+        feature_map(H, omega), None if y is None else jnp.asarray(y), config, augmented=augmented
+    )
