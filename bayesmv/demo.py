@@ -107,7 +107,7 @@ def run_demo(output_dir="bayesmv_demo_output", quick=False, seed=0) -> int:
         ax.plot(t, band.mean, color=color, label=f"posterior mean, {label}")
         ax.fill_between(t, band.lower, band.upper, color=color, alpha=0.25)
     ell = np.sqrt(m)
-    ax.plot(t, np.exp(-(t**2) / (2 * ell**2)), "k--", lw=1, label=f"RBF prior spectrum (ℓ=√m)")
+    ax.plot(t, np.exp(-(t**2) / (2 * ell**2)), "k--", lw=1, label="RBF prior spectrum (ℓ=√m)")
     ax.set_xlabel("lag |t| in the latent space")
     ax.set_ylabel("k(t) = E[cos ωᵀt]")
     ax.set_title("M3LAK learned kernel (90% credible band)")

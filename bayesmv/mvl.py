@@ -232,10 +232,10 @@ def _ls_operator(c, n_labeled, Ls, gamma_B, gamma_W):
     (the bracket of eq. 68 before multiplication by ``G[x]``)."""
     c = np.asarray(c, dtype=float)
     N = Ls[0].shape[0]
-    l = n_labeled
+    ell = n_labeled
     J = np.zeros(N)
-    J[:l] = 1.0
-    H = l * _manifold_matrix(Ls, gamma_B, gamma_W)
+    J[:ell] = 1.0
+    H = ell * _manifold_matrix(Ls, gamma_B, gamma_W)
     H += np.kron(np.outer(c, c), np.diag(J))
     return H
 
@@ -243,9 +243,9 @@ def _ls_operator(c, n_labeled, Ls, gamma_B, gamma_W):
 def _targets_c(Y, c, N):
     """View-major ``Y_C`` (eq. 67): block ``v`` rows ``i <= l`` are ``c_v y_i``, the rest 0."""
     Y = np.asarray(Y, dtype=float)
-    l, d = Y.shape
+    ell, d = Y.shape
     out = np.zeros((len(c), N, d))
-    out[:, :l, :] = np.asarray(c, dtype=float)[:, None, None] * Y[None]
+    out[:, :ell, :] = np.asarray(c, dtype=float)[:, None, None] * Y[None]
     return out.reshape(len(c) * N, d)
 
 
@@ -262,10 +262,10 @@ def _ls_problem(Ks, Y, c, gamma_B, gamma_W, Ls, Ps):
     m, N = len(Ks), Ks[0].shape[0]
     Y = np.asarray(Y, dtype=float)
     Y = Y[:, None] if Y.ndim == 1 else Y
-    l, d = Y.shape
+    ell, d = Y.shape
     Ls = [np.zeros((N, N))] * m if Ls is None else Ls
     Ps = [psd_sqrt(K) for K in Ks] if Ps is None else Ps
-    return m, N, l, d, Ps, _ls_operator(c, l, Ls, gamma_B, gamma_W), _targets_c(Y, c, N)
+    return m, N, ell, d, Ps, _ls_operator(c, ell, Ls, gamma_B, gamma_W), _targets_c(Y, c, N)
 
 
 def mvl_ls_solve(Ks, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None, R=None, Ps=None, PMP=None):
@@ -279,14 +279,14 @@ def mvl_ls_solve(Ks, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None, R=None, P
     ``c``-updates of MVL-LS-optC, only the rank-``l`` term ``P (c c^T ⊗ J) P`` is rebuilt).
     Returns ``A`` of shape ``(m, N, d)`` (``f^v(x) = k^v(x, X) A[v]``).
     """
-    m, N, l, d, Ps, H, Yc = _ls_problem(Ks, Y, c, gamma_B, gamma_W, Ls, Ps)
-    lam = l * gamma_A
+    m, N, ell, d, Ps, H, Yc = _ls_problem(Ks, Y, c, gamma_B, gamma_W, Ls, Ps)
+    lam = ell * gamma_A
     if R is None:
         PHP = None
         if PMP is not None:
-            E = np.zeros((m, N, l))
-            E[:, np.arange(l), np.arange(l)] = np.asarray(c, dtype=float)[:, None]
-            W = _pblock(Ps, E.reshape(m * N, l))
+            E = np.zeros((m, N, ell))
+            E[:, np.arange(ell), np.arange(ell)] = np.asarray(c, dtype=float)[:, None]
+            W = _pblock(Ps, E.reshape(m * N, ell))
             PHP = PMP + W @ W.T
         A = _push_through_solve(Ps, H, lam, Yc, PHP=PHP)
     else:
@@ -314,14 +314,14 @@ def mvl_ls_path(Ks, Y, c, gamma_As, gamma_B=0.0, gamma_W=0.0, Ls=None, Ps=None):
     ``gamma_A``, equal to ``mvl_ls_solve`` at each value.
     """
     gamma_As = [check_positive("gamma_A", float(g)) for g in np.atleast_1d(gamma_As)]
-    m, N, l, d, Ps, H, Yc = _ls_problem(Ks, Y, c, gamma_B, gamma_W, Ls, Ps)
+    m, N, ell, d, Ps, H, Yc = _ls_problem(Ks, Y, c, gamma_B, gamma_W, Ls, Ps)
     PHP = _block_apply(Ps, H)
     w, V = np.linalg.eigh(0.5 * (PHP + PHP.T))
     w = np.clip(w, 0.0, None)  # P H P is PSD; round-off negatives would only perturb the shift
     VtPY = V.T @ _pblock(Ps, Yc)
     out = []
     for gA in gamma_As:
-        lam = l * gA
+        lam = ell * gA
         z = V @ (VtPY / (w + lam)[:, None])
         out.append(((Yc - H @ _pblock(Ps, z)) / lam).reshape(m, N, d))
     return out
@@ -334,36 +334,36 @@ class _FixedManifoldLS:
     precomputed ``Z_v = A0^{-1} W_v``: each new ``c`` costs ``O(m N l d + l^3)``."""
 
     def __init__(self, Ps, Ls, n_labeled, gamma_A, gamma_B, gamma_W):
-        m, N, l = len(Ps), Ps[0].shape[0], n_labeled
-        self.Ps, self.m, self.N, self.l = Ps, m, N, l
-        self.lam = l * gamma_A
-        self.Hm = l * _manifold_matrix(Ls if Ls is not None else [np.zeros((N, N))] * m, gamma_B, gamma_W)
+        m, N, ell = len(Ps), Ps[0].shape[0], n_labeled
+        self.Ps, self.m, self.N, self.ell = Ps, m, N, ell
+        self.lam = ell * gamma_A
+        self.Hm = ell * _manifold_matrix(Ls if Ls is not None else [np.zeros((N, N))] * m, gamma_B, gamma_W)
         A0 = _block_apply(Ps, self.Hm)
         A0[np.diag_indices_from(A0)] += self.lam
         fac = sla.cho_factor(A0, lower=True, check_finite=False)
-        self.Pl = np.stack([P[:, :l] for P in Ps])  # (m, N, l): block v of W_v
+        self.Pl = np.stack([P[:, :ell] for P in Ps])  # (m, N, l): block v of W_v
         Z = []
         for v in range(m):
-            Wv = np.zeros((m * N, l))
+            Wv = np.zeros((m * N, ell))
             Wv[v * N : (v + 1) * N] = self.Pl[v]
             Z.append(sla.cho_solve(fac, Wv, check_finite=False))
         self.Z = np.stack(Z)  # (m, m N, l)
-        Zb = self.Z.reshape(m, m, N, l)  # [w, v-block]
+        Zb = self.Z.reshape(m, m, N, ell)  # [w, v-block]
         self.WZ = np.einsum("vnl,wvnk->vwlk", self.Pl, Zb, optimize=True)  # W_v^T Z_w
 
     def solve(self, c, Y):
         c = np.asarray(c, dtype=float)
-        m, N, l = self.m, self.N, self.l
+        m, N, ell = self.m, self.N, self.ell
         Zc = np.einsum("v,vnl->nl", c, self.Z)
-        C = np.eye(l) + np.einsum("v,w,vwlk->lk", c, c, self.WZ)
+        C = np.eye(ell) + np.einsum("v,w,vwlk->lk", c, c, self.WZ)
         u = Zc @ Y
         Wu = np.einsum("v,vnl,vnd->ld", c, self.Pl, u.reshape(m, N, -1))
         z = u - Zc @ sla.cho_solve(sla.cho_factor(C, lower=True, check_finite=False), Wu, check_finite=False)
         Pz = _pblock(self.Ps, z)
         HPz = self.Hm @ Pz
-        mix = np.einsum("w,wid->id", c, Pz.reshape(m, N, -1)[:, :l])
+        mix = np.einsum("w,wid->id", c, Pz.reshape(m, N, -1)[:, :ell])
         HPz = HPz.reshape(m, N, -1)
-        HPz[:, :l] += c[:, None, None] * mix[None]
+        HPz[:, :ell] += c[:, None, None] * mix[None]
         A = (_targets_c(Y, c, N) - HPz.reshape(m * N, -1)) / self.lam
         return A.reshape(m, N, -1)
 
@@ -372,10 +372,10 @@ def mvl_ls_objective(Ks, Y, c, A, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None):
     """Objective (10)/(84) at coefficients ``A`` (``(m, N, d)``), with ``R = I``."""
     Ks = [np.asarray(K, dtype=float) for K in Ks]
     Y = np.asarray(Y, dtype=float).reshape(len(Y), -1)
-    l = Y.shape[0]
+    ell = Y.shape[0]
     F = np.stack([K @ A[v] for v, K in enumerate(Ks)])  # (m, N, d)
-    g = np.einsum("v,vid->id", np.asarray(c, dtype=float), F[:, :l])
-    obj = np.sum((Y - g) ** 2) / l
+    g = np.einsum("v,vid->id", np.asarray(c, dtype=float), F[:, :ell])
+    obj = np.sum((Y - g) ** 2) / ell
     obj += gamma_A * sum(np.sum(A[v] * F[v]) for v in range(len(Ks)))
     if gamma_B:
         m = len(Ks)
@@ -444,24 +444,24 @@ def mvl_ls_cg(kernels, Xs, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, tol=1e-8, ma
     m = len(Xs)
     N = Xs[0].shape[0]
     Y = np.asarray(Y, dtype=float).reshape(len(Y), -1)
-    l, d = Y.shape
+    ell, d = Y.shape
     c = jnp.asarray(c, dtype=float)
     G = _ViewMatvec(kernels, Xs, block_size)
     deg = G(jnp.ones((m * N, 1))).reshape(m, N, 1) if gamma_W else jnp.zeros((m, N, 1))
-    Jmask = (jnp.arange(N) < l).astype(float)[None, :, None]
+    Jmask = (jnp.arange(N) < ell).astype(float)[None, :, None]
     Mm = jnp.asarray(between_view_matrix(m))
 
     def apply_H(F):  # F = G a, view-major (m N, d)
         Fb = F.reshape(m, N, -1)
         out = c[:, None, None] * (Jmask * jnp.einsum("v,vid->id", c, Fb)[None])
         if gamma_B:
-            out = out + l * gamma_B * jnp.einsum("vw,wid->vid", Mm, Fb)
+            out = out + ell * gamma_B * jnp.einsum("vw,wid->vid", Mm, Fb)
         if gamma_W:
-            out = out + l * gamma_W * (deg * Fb - G(F).reshape(m, N, -1))
+            out = out + ell * gamma_W * (deg * Fb - G(F).reshape(m, N, -1))
         return out.reshape(F.shape)
 
     rhs = jnp.asarray(_targets_c(Y, np.asarray(c), N))
-    a, k, res = _gcg(G, jax.tree_util.Partial(apply_H), rhs, float(l * gamma_A), float(tol), int(max_iter))
+    a, k, res = _gcg(G, jax.tree_util.Partial(apply_H), rhs, float(ell * gamma_A), float(tol), int(max_iter))
     return np.asarray(a).reshape(m, N, d), int(k), float(res)
 
 
@@ -721,13 +721,13 @@ def mvl_svm_dual_gram(Ps, c, n_labeled, M, gamma_A):
     (``= G (M G + gamma_A I)^{-1}``, eq. 25/78), ``M`` view-major ``gamma_B M_B + gamma_W M_W``."""
     m = len(Ps)
     N = Ps[0].shape[0]
-    l = n_labeled
+    ell = n_labeled
     PMP = _block_apply(Ps, M) if np.any(M) else np.zeros((m * N, m * N))
     PMP[np.diag_indices_from(PMP)] += gamma_A
     # (J ⊗ c) in view-major: column i has c_v at row (v, i)
-    E = np.zeros((m, N, l))
-    E[:, np.arange(l), np.arange(l)] = np.asarray(c, dtype=float)[:, None]
-    PE = _pblock(Ps, E.reshape(m * N, l))
+    E = np.zeros((m, N, ell))
+    E[:, np.arange(ell), np.arange(ell)] = np.asarray(c, dtype=float)[:, None]
+    PE = _pblock(Ps, E.reshape(m * N, ell))
     Z = sla.cho_solve(sla.cho_factor(PMP, lower=True, check_finite=False), PE, check_finite=False)
     Q = PE.T @ Z
     return 0.5 * (Q + Q.T)
@@ -745,15 +745,15 @@ def mvl_svm_solve(Ps, codes, n_classes, c, gamma_A, M=None, loss="simplex_hinge"
     m = len(Ps)
     N = Ps[0].shape[0]
     codes = np.asarray(codes)
-    l = codes.shape[0]
+    ell = codes.shape[0]
     P = int(n_classes)
     c = np.asarray(c, dtype=float)
     M = np.zeros((m * N, m * N)) if M is None else M
-    Qx = mvl_svm_dual_gram(Ps, c, l, M, gamma_A)
+    Qx = mvl_svm_dual_gram(Ps, c, ell, M, gamma_A)
     lam = gamma_A
-    E = np.zeros((m, N, l))
-    E[:, np.arange(l), np.arange(l)] = c[:, None]
-    E = E.reshape(m * N, l)  # (J ⊗ c)
+    E = np.zeros((m, N, ell))
+    E[:, np.arange(ell), np.arange(ell)] = c[:, None]
+    E = E.reshape(m * N, ell)  # (J ⊗ c)
 
     def coef(B):  # a = -1/2 (M G + gamma_A I)^{-1} (J ⊗ c) B, B (l, d)
         rhs = E @ B
@@ -773,13 +773,13 @@ def mvl_svm_solve(Ps, codes, n_classes, c, gamma_A, M=None, loss="simplex_hinge"
             Hq,
             qv,
             0.0,
-            1.0 / l,
+            1.0 / ell,
             tol=tol,
             max_iter=max_iter,
             shifted_solver=_simplex_shifted_solver(Qx, codes, P, idx_i, idx_k),
         )
         infos.append(info)
-        alpha = np.zeros((l, P))
+        alpha = np.zeros((ell, P))
         alpha[idx_i, idx_k] = x
         A = coef(alpha @ S.T)  # b_i = c ⊗ S alpha_i
         return A.reshape(m, N, P - 1), alpha, infos
@@ -792,7 +792,7 @@ def mvl_svm_solve(Ps, codes, n_classes, c, gamma_A, M=None, loss="simplex_hinge"
             y = targets[:, j]
             # binary simplex code: alpha_i on the code -y_i, S alpha_i = -y_i alpha_i (eq. 36-39)
             Hq = 0.5 * Qx * np.outer(y, y)
-            x, info = box_qp(Hq, np.ones(l), 0.0, 1.0 / l, tol=tol, max_iter=max_iter)
+            x, info = box_qp(Hq, np.ones(ell), 0.0, 1.0 / ell, tol=tol, max_iter=max_iter)
             infos.append(info)
             B[:, j] = -y * x
         A = coef(B)
@@ -929,8 +929,8 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
     def _fit_core(self, Xs, Y, Xs_unlabeled, loss, codes=None, n_classes=None):
         self._check_params()
         t0 = time.perf_counter()
-        l = Y.shape[0]
-        data, gkernel = self._views_and_kernels(Xs, l, Xs_unlabeled)
+        ell = Y.shape[0]
+        data, gkernel = self._views_and_kernels(Xs, ell, Xs_unlabeled)
         m = self.n_views_
         c = self._combination(m)
         if self.optimize_c and loss != "squared":
@@ -938,8 +938,8 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
                 "optimize_c=True is only defined for loss='squared' (MVL-LS-optC, §6; Remark 18)"
             )
         N = data[0].shape[0]
-        self.n_labeled_ = l
-        self.n_unlabeled_ = N - l
+        self.n_labeled_ = ell
+        self.n_unlabeled_ = N - ell
         use_cg = self.solver == "cg" or (
             self.solver == "auto"
             and gkernel is not None
@@ -998,19 +998,15 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
             n_iter = 1 if not self.optimize_c else self.max_iter
             radius = float(np.linalg.norm(c))
             if self.optimize_c:
-                fixed = _FixedManifoldLS(Ps, Ls, l, self.gamma_A, self.gamma_B, self.gamma_W)
-                solve = lambda c: fixed.solve(c, Y)  # noqa: E731
+                fixed = _FixedManifoldLS(Ps, Ls, ell, self.gamma_A, self.gamma_B, self.gamma_W)
+
+                def solve(c):
+                    return fixed.solve(c, Y)
             else:
-                solve = lambda c: mvl_ls_solve(
-                    Ks,
-                    Y,
-                    c,
-                    self.gamma_A,
-                    self.gamma_B,  # noqa: E731
-                    self.gamma_W,
-                    Ls,
-                    Ps=Ps,
-                )
+
+                def solve(c):
+                    return mvl_ls_solve(Ks, Y, c, self.gamma_A, self.gamma_B, self.gamma_W, Ls, Ps=Ps)
+
             for it in range(n_iter):
                 A = solve(c)
                 objs.append(mvl_ls_objective(Ks, Y, c, A, self.gamma_A, self.gamma_B, self.gamma_W, Ls))
@@ -1018,7 +1014,7 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
                 if not self.optimize_c:
                     break
                 # c-step (eq. 85): F[(i, k), v] = f^v(x_i)_k over labelled points
-                F = np.stack([Ks[v][:l] @ A[v] for v in range(m)], axis=-1).reshape(-1, m)
+                F = np.stack([Ks[v][:ell] @ A[v] for v in range(m)], axis=-1).reshape(-1, m)
                 c_new, _ = sphere_lstsq(F, Y.ravel(), radius)
                 obj_c = mvl_ls_objective(Ks, Y, c_new, A, self.gamma_A, self.gamma_B, self.gamma_W, Ls)
                 objs.append(obj_c)

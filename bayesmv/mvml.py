@@ -22,10 +22,11 @@ One engine serves both of the paper's versions, written in terms of per-view fea
 Numerics (float64 NumPy/SciPy throughout, LAPACK Cholesky and ``eigh``): MVML is a short host-side
 loop of dense factorisations whose per-shape XLA compilation would cost more than the whole
 fit (26 compiles, ~1.9 s, against a 0.03 s fit at n = 500), so it is not jitted; the kernels come
-from ``bayesmv.kernels`` on NumPy arrays, which evaluates them eagerly. The g-step is solved in whichever of two equivalent forms is
-smaller — the dual ``c = (M Ã M' + λI)⁻¹ y``, ``g = Ã M' c`` (an ``n x n`` Cholesky) or the
-primal ``g = L h``, ``(λI + L' M'M L) h = L' M' y`` with ``Ã = L L'`` from ``eigh`` (an
-``N x N`` Cholesky, ``N = Vq``); ``M = (w' ⊗ I_n) U``. Both give ``Ã⁺ g = M' r / λ`` with the
+from ``bayesmv.kernels`` on NumPy arrays, which evaluates them eagerly. The g-step is solved in
+whichever of two equivalent forms is smaller — the dual ``c = (M Ã M' + λI)⁻¹ y``,
+``g = Ã M' c`` (an ``n x n`` Cholesky) or the primal ``g = L h``, ``(λI + L' M'M L) h = L' M' y``
+with ``Ã = L L'`` from ``eigh`` (an ``N x N`` Cholesky, ``N = Vq``); ``M = (w' ⊗ I_n) U``. Both
+give ``Ã⁺ g = M' r / λ`` with the
 residual ``r``, so the A-step (9/16) needs no inverse at all. No explicit inverse anywhere;
 pseudo-inverses by ``eigh``. For the learned metric nothing is re-factorised per step: the dual
 form updates ``M Ã M'`` by the rank-one term of (9)/(16); the primal form keeps a growing
@@ -651,7 +652,7 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
 
     # -- features
     def _train_features(self, Xs, kernels, params):
-        V, n = len(Xs), Xs[0].shape[0]
+        n = Xs[0].shape[0]
         pre = kernels[0] == "precomputed"
         if pre:
             for v, K in enumerate(Xs):
@@ -745,7 +746,7 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
                 estimates={"weights": np.asarray(r["w"]), "block_norms": _group_norms(r["A"], V)},
                 traces={"objective": r["objective"], "step_size": r["step_size"]},
                 converged=r["converged"],
-                method=f"MVML ({self.metric}, {'Nyström p=%d' % self.n_landmarks_ if self.nystrom_ else 'full'})",
+                method=f"MVML ({self.metric}, {f'Nyström p={self.n_landmarks_}' if self.nystrom_ else 'full'})",
             )
             for r in results
         ]

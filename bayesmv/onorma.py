@@ -191,8 +191,8 @@ def online_pass(
                 tp = jax.lax.dynamic_slice_in_dim(times, pg * page, page)
                 mask = tp[None, :] > (t0 + ks)[:, None] - trunc
             out = []
-            for l in range(L):
-                Ko = _kern(kfns[l], cols[l], Xb, Xp)
+            for term in range(L):
+                Ko = _kern(kfns[term], cols[term], Xb, Xp)
                 if trunc is not None:
                     Ko = jnp.where(mask, Ko, 0.0)
                 out.append(Ko @ Ap)
@@ -200,7 +200,7 @@ def online_pass(
 
         kA = jax.lax.fori_loop(0, n_fill, page_step, jnp.zeros((L, block, d), A.dtype))  # (L, B, d)
         gold = jnp.einsum("lbd,lde,lj->bje", kA, TW, Gm)  # (B, m, d)
-        kin = [_kern(kfns[l], cols[l], Xb, Xb) for l in range(L)]
+        kin = [_kern(kfns[term], cols[term], Xb, Xb) for term in range(L)]
         kin = jnp.stack(kin)  # (L, B, B)
         kdiag = jnp.diagonal(kin, axis1=1, axis2=2)  # (L, B)
 
@@ -247,8 +247,8 @@ def online_pass(
 def ovk_predict(Xbuf, A, TW, delta, Xq, *, kfns, cols, groups, n_groups):
     """``f(x) = Σ_j δ^j Σ_{l ∈ j} w_l k_l(x, X_buf) A T_l`` for the rows of ``Xq``."""
     out = jnp.zeros((Xq.shape[0], A.shape[1]), A.dtype)
-    for l in range(len(kfns)):
-        out = out + delta[groups[l]] * ((_kern(kfns[l], cols[l], Xq, Xbuf) @ A) @ TW[l])
+    for term in range(len(kfns)):
+        out = out + delta[groups[term]] * ((_kern(kfns[term], cols[term], Xq, Xbuf) @ A) @ TW[term])
     return out
 
 
@@ -327,7 +327,8 @@ class _OnlineOVK(PersistenceMixin, BaseEstimator):
             raise ValueError("the learning-rate schedule must give finite rates eta_t > 0")
         if np.any(eta * self.lam >= 1.0):
             raise ValueError(
-                f"eta_t * lam must be < 1 (Algorithm 1); got max {float(np.max(eta * self.lam)):.3g} — lower eta0 or lam"
+                "eta_t * lam must be < 1 (Algorithm 1); "
+                f"got max {float(np.max(eta * self.lam)):.3g} — lower eta0 or lam"
             )
         return eta
 
@@ -748,7 +749,7 @@ def ovk_ridge_solve(Ks, TW, Y, lams, solver="auto", dense_max=4000):
                 Z[i] = U @ (Yt / (np.outer(s, Dm[:, 0]) + n * lam))
         else:
             for cols in groups:
-                M = sum(Dm[cols[0], l] * Ks[l] for l in range(len(Ks)))
+                M = sum(Dm[cols[0], term] * Ks[term] for term in range(len(Ks)))
                 if use_eig:
                     s, U = np.linalg.eigh(M)
                     Yt = U.T @ YV[:, cols]

@@ -35,19 +35,14 @@ Run: ``python benchmarks/m3lak_accuracy.py [--quick]``.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 import warnings
-
-import os
 
 import jax
 import numpy as np
 
 import bayesmv  # noqa: F401  (float64)
-
-# Every fit with the same shapes and settings compiles the same sweep: a persistent compilation
-# cache lets the 5 splits (and the 4 chains) share one compile.
-jax.config.update("jax_compilation_cache_dir", os.environ.get("BAYESMV_JAX_CACHE", "/tmp/bayesmv_jax_cache"))
 from bayesmv import M3LAKClassifier
 from bayesmv.datasets import (
     load_mfeat,
@@ -58,6 +53,10 @@ from bayesmv.datasets import (
 )
 from bayesmv.diagnostics import check_convergence
 from bayesmv.m3lak import predictive_latent_moments
+
+# Every fit with the same shapes and settings compiles the same sweep: a persistent compilation
+# cache lets the 5 splits (and the 4 chains) share one compile.
+jax.config.update("jax_compilation_cache_dir", os.environ.get("BAYESMV_JAX_CACHE", "/tmp/bayesmv_jax_cache"))
 
 FULL = dict(
     n_train=300,

@@ -195,7 +195,9 @@ def main():
         print(f"  {'MONORMA {1, I}':<26}{r['mo_cum']:>12.4f}{r['mo_last']:>12.4f}{r['mo_test']:>13.4f}")
         for k in r["single_last"]:
             print(f"  {'ONORMA ' + k:<26}{r['single_cum'][k]:>12.4g}{r['single_last'][k]:>12.4g}{'':>13}")
-        print(f"  {'batch OVKRidge CV λ=%.0e' % r['lam_cv']:<26}{'':>12}{'':>12}{r['batch_mse']:>13.4f}")
+        print(
+            f"  {'batch OVKRidge CV λ=' + format(r['lam_cv'], '.0e'):<26}{'':>12}{'':>12}{r['batch_mse']:>13.4f}"
+        )
         print(f"  {'batch OVKRidge λ=0.01':<26}{'':>12}{'':>12}{r['batch_mse_same_lam']:>13.4f}")
         print(f"  MONORMA final kernel weights δ = {np.round(r['mo_delta'], 4)}")
 
@@ -249,7 +251,8 @@ def main():
     if args.input_scales:
         print(f"\n Regularisation bias against input scale (n={big['n']}, d={big['d']}; <x, x> ~ s):")
         print(
-            f"  {'s':>5}{'ONORMA last-' + str(big['last']):>18}{'batch λ=0.01':>14}{'batch λ=1e-6':>14}{'ONORMA / batch 1e-6':>21}"
+            f"  {'s':>5}{'ONORMA last-' + str(big['last']):>18}{'batch λ=0.01':>14}"
+            f"{'batch λ=1e-6':>14}{'ONORMA / batch 1e-6':>21}"
         )
         for sc, on_last, b01, b6 in scale_study(
             big["n"], big["d"], args.seed, [float(v) for v in args.input_scales.split(",")]
@@ -262,7 +265,8 @@ def main():
     print(f"\n saved {path}")
     print(
         f"SUMMARY onorma_synthetic: n={big['n']} d={big['d']}: ONORMA {big['t_onorma']:.2f}s "
-        f"({PAPER['ONORMA'] / big['t_onorma']:.0f}x paper), MONORMA {big['t_monorma']:.2f}s, batch {big['t_batch']:.1f}s; "
+        f"({PAPER['ONORMA'] / big['t_onorma']:.0f}x paper), MONORMA {big['t_monorma']:.2f}s, "
+        f"batch {big['t_batch']:.1f}s; "
         f"online MSE last-{big['last']} {big['on_last']:.3f} vs batch {big['batch_mse']:.3f} (CV λ) / "
         f"{big['batch_mse_same_lam']:.3f} (λ=0.01)"
     )

@@ -39,16 +39,16 @@ def _toy(n=9, m=3, p=3, seed=0, gamma=0.3):
 def _dense_eq13(Ks, Ls, Y, c, gA, gB, gW, R):
     """Literal eq. (13): (C*C J K[x] + l M K[x] + l gamma_A I) a = C* y, sample-major, K = G ⊗ R."""
     m, N = len(Ks), Ks[0].shape[0]
-    l, d = Y.shape
+    ell, d = Y.shape
     G = sum(np.kron(K, np.diag(np.eye(m)[v])) for v, K in enumerate(Ks))  # eq. (94)
     Lx = sum(np.kron(L, np.diag(np.eye(m)[v])) for v, L in enumerate(Ls))  # eq. (60)
     K = np.kron(G, R)  # eq. (66)
     C = np.kron(c[None, :], np.eye(d))  # eq. (52)
-    J = np.diag((np.arange(N) < l).astype(float))
+    J = np.diag((np.arange(N) < ell).astype(float))
     M = gB * np.kron(np.eye(N), np.kron(between_view_matrix(m), np.eye(d))) + gW * np.kron(Lx, np.eye(d))
-    Il = np.zeros((N, l))
-    Il[:l, :l] = np.eye(l)
-    lhs = np.kron(J, C.T @ C) @ K + l * M @ K + l * gA * np.eye(N * m * d)
+    Il = np.zeros((N, ell))
+    Il[:ell, :ell] = np.eye(ell)
+    lhs = np.kron(J, C.T @ C) @ K + ell * M @ K + ell * gA * np.eye(N * m * d)
     a = np.linalg.solve(lhs, np.kron(Il, C.T) @ Y.ravel())
     return a.reshape(N, m, d).transpose(1, 0, 2)  # -> (m, N, d)
 
@@ -155,21 +155,23 @@ def test_svm_strong_duality_with_manifold(loss):
     rng, Xs, Ks = _toy(n=10, m=2, p=2, seed=4, gamma=0.5)
     Ls = [graph_laplacian(K) for K in Ks]
     codes = np.array([0, 1, 2, 0, 1, 2, 1])
-    l, m, N, P = 7, 2, 10, 3
+    ell, m, N, P = 7, 2, 10, 3
     c = np.array([0.6, 0.4])
     M = _manifold_matrix(Ls, 0.03, 0.02)
     A, _, infos = mvl_svm_solve([psd_sqrt(K) for K in Ks], codes, P, c, 0.05, M, loss=loss, tol=1e-11)
     F = np.stack([K @ A[v] for v, K in enumerate(Ks)])
-    g = np.einsum("v,vid->id", c, F[:, :l])
+    g = np.einsum("v,vid->id", c, F[:, :ell])
     Ff = F.reshape(m * N, -1)
     reg = 0.05 * np.einsum("vid,vid->d", A, F) + np.einsum("id,ij,jd->d", Ff, M, Ff)  # per output
     if loss == "simplex_hinge":
         sc = g @ simplex_coding(P)
-        hinge = sum(max(0.0, 1 / (P - 1) + sc[i, k]) for i in range(l) for k in range(P) if k != codes[i]) / l
+        hinge = (
+            sum(max(0.0, 1 / (P - 1) + sc[i, k]) for i in range(ell) for k in range(P) if k != codes[i]) / ell
+        )
         primals = [hinge + reg.sum()]
     else:
         Yt = np.where(codes[:, None] == np.arange(P), 1.0, -1.0)
-        primals = [np.maximum(0, 1 - Yt[:, j] * g[:, j]).sum() / l + reg[j] for j in range(P)]
+        primals = [np.maximum(0, 1 - Yt[:, j] * g[:, j]).sum() / ell + reg[j] for j in range(P)]
     duals = [-info["objective"][-1] for info in infos]
     np.testing.assert_allclose(primals, duals, rtol=1e-7, atol=1e-9)
 
@@ -337,9 +339,9 @@ def test_manifold_terms_match_pairwise_definitions():
     """gamma_B / gamma_W terms of the objective equal the sums (58) and (64) written out pairwise,
     with no hidden 1/(u+l)^2 factors, for the unnormalised, normalised and squared Laplacians."""
     rng, _, Ks = _toy(n=8, m=3, seed=11)
-    m, N, d, l = 3, 8, 2, 5
+    m, N, d, ell = 3, 8, 2, 5
     A = rng.normal(size=(m, N, d))
-    Y = rng.normal(size=(l, d))
+    Y = rng.normal(size=(ell, d))
     c = np.array([0.2, 0.5, 0.3])
     F = np.stack([K @ A[v] for v, K in enumerate(Ks)])
     base = mvl_ls_objective(Ks, Y, c, A, 0.1)

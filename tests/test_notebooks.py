@@ -7,7 +7,6 @@ overwritten. A cell that raises fails the test.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest

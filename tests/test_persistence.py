@@ -14,11 +14,11 @@ import zipfile
 
 import numpy as np
 import pytest
+from conftest import ESTIMATOR_NAMES, MULTIVIEW_NAMES, SINGLE_X_NAMES, make_estimator, predict_input
 from sklearn.base import clone
 
 import bayesmv
 from bayesmv import persistence
-from conftest import ESTIMATOR_NAMES, MULTIVIEW_NAMES, SINGLE_X_NAMES, make_estimator, predict_input
 
 PREDICT_METHODS = ("predict", "decision_function", "predict_proba")
 

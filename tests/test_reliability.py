@@ -22,13 +22,6 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from sklearn.base import clone
-from sklearn.exceptions import NotFittedError
-
-import bayesmv
-from bayesmv import datasets, kernels
 from conftest import (
     CLASSIFIERS,
     ESTIMATOR_NAMES,
@@ -39,6 +32,13 @@ from conftest import (
     make_tiny_problem,
     predict_input,
 )
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+
+import bayesmv
+from bayesmv import datasets, kernels
 
 ERRORS = (ValueError, TypeError, NotFittedError)
 BAYESMV_DIR = os.path.dirname(bayesmv.__file__)

@@ -13,7 +13,6 @@ import warnings
 
 import numpy as np
 import pytest
-
 from conftest import ESTIMATOR_NAMES, fit_args, make_estimator, predict_input
 
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))

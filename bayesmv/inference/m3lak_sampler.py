@@ -36,8 +36,8 @@ from numpyro.infer.mcmc import MCMCKernel
 from ..models.m3lak import M3LAKConfig, decision_values, feature_map
 from . import _random
 from . import conditionals as cond
-from .dp import DPState, dp_slice_update, sample_niw, stick_weights
 from ._threads import single_threaded_blas
+from .dp import DPState, dp_slice_update, sample_niw, stick_weights
 from .hmc import joint_hmc_step, rowwise_hmc_step
 
 __all__ = [
@@ -120,7 +120,7 @@ class M3LAKPosterior(NamedTuple):
 
     samples: dict
     extra_stats: dict
-    last_state: "M3LAKState"
+    last_state: M3LAKState
 
 
 class _RunSettings(NamedTuple):  # the static part of one run (hashable: a jit cache key)
@@ -383,7 +383,6 @@ def initial_latent(key, data: M3LAKData, config: M3LAKConfig) -> M3LAKLatent:
     H = H + 0.3 * jax.random.normal(keys[1], H.shape, dtype)
     Us = tuple(jnp.zeros((N, K), dtype) for _ in range(nV))
     r = jnp.ones((nV, m), dtype)
-    tau = jnp.ones((nV,), dtype)
     Ws, Vs, taus, rs = [], [], [], []
     kk = jax.random.split(keys[2], 3 * nV)
     for i in range(nV):
@@ -544,11 +543,9 @@ class M3LAKKernel(MCMCKernel):
         )
 
     def get_diagnostics_str(self, state):
-        return "acc H {:.2f} (step {:.2e}), acc Ω {:.2f} (step {:.2e})".format(
-            float(state.accept_prob_H),
-            float(state.step_size_H),
-            float(state.accept_prob_omega),
-            float(state.step_size_omega),
+        return (
+            f"acc H {float(state.accept_prob_H):.2f} (step {float(state.step_size_H):.2e}), "
+            f"acc Ω {float(state.accept_prob_omega):.2f} (step {float(state.step_size_omega):.2e})"
         )
 
 

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
-from jax.custom_derivatives import SymbolicZero
 import numpy as np
 import numpyro
 import numpyro.distributions as dist
+from jax.custom_derivatives import SymbolicZero
 from numpyro.distributions import constraints
 
 from ..kernels.random_features import cos_sin, random_fourier_features
