@@ -45,8 +45,6 @@ _PREDICT_KEYS = ("beta", "omega", "tau")
 # Bytes of working memory allowed per prediction chunk (draws x test points x features).
 _PREDICT_MEMORY = 256 * 2**20
 # At most this many posterior draws per compiled predictive chunk (bounds compile size/memory).
-# A 9,000-draw predictive has been seen to hang inside XLA:CPU (jax 0.10.2, 2 cores) with and
-# without this cap: open bug, see tests/test_reliability_sampler.py (xfail).
 _MAX_CHUNK_DRAWS = 1024
 
 

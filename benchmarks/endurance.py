@@ -1,4 +1,4 @@
-"""Endurance benchmark (issue 9 item 5).
+"""Endurance benchmark.
 
 Part A — one long M3LAK chain (10,000 iterations: 1,000 warm-up + 9,000 kept) on a small
 ``make_latent_views`` problem (n = 40, two views of 4 features, m = 3, M = 20, DP spectrum).

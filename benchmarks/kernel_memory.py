@@ -1,4 +1,4 @@
-"""Peak memory of the kernel methods beyond the n x n regime (issue 10, item 4).
+"""Peak memory of the kernel methods beyond the n x n regime.
 
 MVML with block-Nyström (``nystrom=p`` landmarks, primal g-step: only ``n x p`` kernel columns)
 and MVL-LS with ``solver="cg"`` (conjugate gradients on kernel–vector products in row blocks,

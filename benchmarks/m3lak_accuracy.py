@@ -1,4 +1,4 @@
-"""M3LAK accuracy benchmark (issue 3 item 5).
+"""M3LAK accuracy benchmark.
 
 Part A — synthetic ``make_latent_views`` data whose label is a nonlinear function of the shared
 latent ``h`` ("circle": ``|h|²`` above its median; "xor": ``sign(h1 h2)``). M3LAK (DP spectrum)

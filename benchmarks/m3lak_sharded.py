@@ -1,4 +1,4 @@
-"""M3LAK data-sharded sweep: per-sweep time and per-device memory (issue 10, item 2).
+"""M3LAK data-sharded sweep: per-sweep time and per-device memory.
 
 Data shaped like the paper's NUS-WIDE runs: 5 views of 64, 144, 73, 128, 225 features,
 m = 20 latent dimensions, M = 100 random frequencies (201 features with the bias), K_i = 1.

@@ -239,7 +239,7 @@ def main():
             f"{big['mo_last']:.4f} vs {best_single:.4f}",
         ),
     ]
-    print("\n Targets (issue 6):")
+    print("\n Targets:")
     for name, ok, val in checks:
         print(f"  [{'PASS' if ok else 'FAIL'}] {name}: {val}")
 

@@ -144,11 +144,11 @@ def test_m3lak_nonfinite_block_stops_with_named_error(tiny_problem, monkeypatch,
 
 @pytest.mark.slow
 def test_m3lak_predictive_with_many_draws_does_not_hang():
-    """9,000 posterior draws (a 10,000-iteration chain) in the predictive must return. It hung
-    inside XLA:CPU (all threads idle: two batched LAPACK calls deadlocked in jaxlib 0.10's
-    ParallelBatchMap); the predictive now makes one matrix-RHS solve per missingness pattern
-    and draw, and bayesmv turns off the scheduler that ran them concurrently. Run in a child
-    process with a timeout (a thread blocked inside XLA cannot be interrupted in-process)."""
+    """9,000 posterior draws (a 10,000-iteration chain) in the predictive must return. Two
+    concurrent batched LAPACK calls can deadlock jaxlib 0.10's ParallelBatchMap on XLA:CPU; the
+    predictive makes one matrix-RHS solve per missingness pattern and draw, and bayesmv turns off
+    the scheduler that would run them concurrently. Run in a child process with a timeout (a
+    thread blocked inside XLA cannot be interrupted in-process)."""
     import subprocess
     import sys
     import textwrap

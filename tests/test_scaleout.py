@@ -1,4 +1,4 @@
-"""Scale-out (issue 10): parallel chains, data-sharded M3LAK sweep, jax.distributed, memory-bounded
+"""Scale-out: parallel chains, data-sharded M3LAK sweep, jax.distributed, memory-bounded
 kernel methods.
 
 Tests that need several devices run in a subprocess with

@@ -426,7 +426,7 @@ def initial_latent(key, data: M3LAKData, config: M3LAKConfig) -> M3LAKLatent:
 
 
 # Eager execution of initial_latent costs ~3x more CPU than compiling it, and the jitted
-# version is cached across fits with the same shapes and config (helper M3b, perf fix).
+# version is cached across fits with the same shapes and config.
 _initial_latent_jit = jax.jit(initial_latent, static_argnums=2)
 
 
