@@ -28,13 +28,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.scipy.linalg import cho_solve, solve_triangular
+from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from .base import MultiViewMixin, encode_labels, one_vs_rest_targets, warn_sampler_trouble
 from .datasets import MultiViewStandardScaler, check_positive, observed_mask
 from .inference._threads import single_threaded_blas
 from .kernels import implied_kernel
-from .models.m3lak import decision_values
+from .models.m3lak import FIXABLE_BLOCKS, LIKELIHOODS, TAU_UPDATES, decision_values
 
 __all__ = ["M3LAKClassifier", "KernelBand", "predictive_latent_moments", "sample_predictive_decisions"]
 
@@ -207,9 +208,22 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         defaults: η = 1e3, α = 1, a_r = 0.1, a_τ = v = 0.01, b_τ = b_r = 1e-5).
         ``augmented=True`` updates H and Ω given λ as the paper does; the default updates them
         under the λ-marginal hinge (same posterior, no stiff rows; see ``M3LAKConfig``).
-    lengthscale, hmc_steps_h, hmc_steps_omega, target_accept, init_step_size
+    likelihood : {"hinge", "logistic"}
+        ``"hinge"``: the paper's pseudo-likelihood ``exp(-2C max(0, 1 - y f))``, ``predict_proba``
+        a vote over draws. ``"logistic"`` (not in the paper): ``P(y | f) = σ(y f)`` (``C`` unused),
+        ``β`` and ``Ω`` moved jointly by one HMC (``hmc_steps_joint`` leapfrog steps), and
+        ``predict_proba`` the posterior predictive mean of ``σ(f)``.
+    tau_update : {"conditional", "collapsed"}
+        ``"conditional"``: each view's noise precision τ_i from its Gamma conditional given
+        ``W_i, V_i`` (eq. 14). ``"collapsed"`` (not in the paper): τ_i by a slice step with
+        ``[W_i V_i]`` integrated out, then ``[W_i V_i]`` at the new τ_i; same posterior.
+    lengthscale, hmc_steps_h, hmc_steps_omega, hmc_steps_joint, target_accept, init_step_size
         Not in the paper: the ``"gaussian"`` spectrum ``ω ~ N(0, I/ℓ²)`` (None: ℓ = √m) and the
-        leapfrog steps / dual-averaging target / initial step of the HMC blocks for H and Ω.
+        leapfrog steps / dual-averaging target / initial step of the HMC blocks for H, Ω and the
+        joint (β, Ω) move.
+    fixed_blocks : sequence of str
+        Sampler blocks held at their initial values, a mixing diagnostic (names in
+        ``bayesmv.models.m3lak.FIXABLE_BLOCKS``); empty for inference.
     shard_data : bool or int, mesh : jax.sharding.Mesh or None
         Data-sharded sweep (``bayesmv.distributed``): shard the sample axis of X, H, U, λ over
         every device (``True``), the first ``k`` devices (an int) or the devices of ``mesh``;
@@ -258,11 +272,15 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         niw_psi0=1.0,
         dp_capacity=50,
         augmented=False,
+        likelihood="hinge",
+        tau_update="conditional",
         lengthscale=None,
         hmc_steps_h=10,
         hmc_steps_omega=10,
+        hmc_steps_joint=30,
         target_accept=0.8,
         init_step_size=0.05,
+        fixed_blocks=(),
         shard_data=False,
         mesh=None,
     ):
@@ -291,11 +309,15 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         self.niw_psi0 = niw_psi0
         self.dp_capacity = dp_capacity
         self.augmented = augmented
+        self.likelihood = likelihood
+        self.tau_update = tau_update
         self.lengthscale = lengthscale
         self.hmc_steps_h = hmc_steps_h
         self.hmc_steps_omega = hmc_steps_omega
+        self.hmc_steps_joint = hmc_steps_joint
         self.target_accept = target_accept
         self.init_step_size = init_step_size
+        self.fixed_blocks = fixed_blocks
         self.shard_data = shard_data
         self.mesh = mesh
 
@@ -310,6 +332,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             "dp_capacity",
             "hmc_steps_h",
             "hmc_steps_omega",
+            "hmc_steps_joint",
         ):
             check_positive(name, getattr(self, name), integer=True)
         check_positive("num_warmup", self.num_warmup, allow_zero=True, integer=True)
@@ -350,6 +373,16 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
                 raise ValueError(f"v_prior must be None or a pair (a_v, b_v), got {self.v_prior!r}")
             check_positive("v_prior[0] (a_v)", self.v_prior[0])
             check_positive("v_prior[1] (b_v)", self.v_prior[1])
+        if self.likelihood not in LIKELIHOODS:
+            raise ValueError(f"likelihood must be one of {LIKELIHOODS}, got {self.likelihood!r}")
+        if self.likelihood == "logistic" and self.augmented:
+            raise ValueError("augmented=True augments the hinge; use likelihood='hinge' or augmented=False")
+        if self.tau_update not in TAU_UPDATES:
+            raise ValueError(f"tau_update must be one of {TAU_UPDATES}, got {self.tau_update!r}")
+        if isinstance(self.fixed_blocks, str) or not set(self.fixed_blocks) <= set(FIXABLE_BLOCKS):
+            raise ValueError(
+                f"fixed_blocks must be a sequence of names in {FIXABLE_BLOCKS}, got {self.fixed_blocks!r}"
+            )
         if self.spectral_prior not in _SPECTRAL_PRIORS:
             raise ValueError(f"spectral_prior must be one of {_SPECTRAL_PRIORS}, got {self.spectral_prior!r}")
         if self.chain_method not in _CHAIN_METHODS:
@@ -382,6 +415,8 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
                 value = params[f.name]
                 if f.name == "v_prior" and value is not None:
                     value = tuple(float(x) for x in value)
+                if f.name == "fixed_blocks":
+                    value = tuple(value)
                 kwargs[f.name] = value
         config = M3LAKConfig(**kwargs)
         if hasattr(config, "validate"):
@@ -502,12 +537,15 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         return f[0] if len(self.classes_) == 2 else f.T
 
     def predict_proba(self, Xs):
-        """``P(y* = c | x*)``: fraction of posterior draws with ``βᵀφ̃(h*) > 0`` (DESIGN §5).
+        """``P(y* = c | x*)``, averaged over the posterior predictive draws of ``f = βᵀφ̃(h*)``.
 
-        Multi-class: the one-vs-rest probabilities normalised to sum to one (uniform where every
-        one-vs-rest problem says "rest" for all draws).
+        ``likelihood="logistic"``: the posterior predictive mean of ``σ(f)``. ``"hinge"`` (a
+        pseudo-likelihood, no ``P(y | f)``): the fraction of draws with ``f > 0`` (a vote,
+        DESIGN §5). Multi-class: the one-vs-rest probabilities normalised to sum to one
+        (uniform where every one-vs-rest problem gives probability 0).
         """
-        p = (self.predictive_decisions(Xs) > 0).mean(axis=1)  # (n_problems, n)
+        f = self.predictive_decisions(Xs)
+        p = (expit(f) if self.likelihood == "logistic" else f > 0).mean(axis=1)  # (n_problems, n)
         if len(self.classes_) == 2:
             return np.stack([1.0 - p[0], p[0]], axis=1)
         p = p.T

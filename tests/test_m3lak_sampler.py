@@ -3,7 +3,8 @@ augmented-Gibbs vs plain-NUTS agreement on a fixed-kernel problem.
 
 Geweke: the joint π(θ, X) ∝ p0(θ) ℓ(y | θ) p(X | θ) for fixed labels y (the hinge
 pseudo-likelihood ℓ ≤ 1 does not normalise over y, so y is held fixed and θ is drawn from
-p0(θ)ℓ(y|θ)/Z by exact rejection sampling from the prior). The marginal-conditional simulator
+p0(θ)ℓ(y|θ)/Z by exact rejection sampling from the prior; the same for the logistic likelihood,
+whose joint (β, Ω) move is then covered too). The marginal-conditional simulator
 draws (θ, X) from it independently; the successive-conditional simulator alternates one sampler
 sweep θ | X, y with X | θ. Both must give the same means of ~90 test functions g(θ, X); each
 difference is a z-score with a batch-means variance for the chain. The test fails if any
@@ -29,7 +30,7 @@ from bayesmv.inference.m3lak_sampler import (
     _niw_prior,
     decision_values,
 )
-from bayesmv.models import M3LAKConfig
+from bayesmv.models import M3LAKConfig, logistic_log_likelihood
 
 N, DS = 3, (2, 2)
 Y = jnp.array([1.0, -1.0, 1.0])
@@ -58,6 +59,14 @@ CONFIGS = {
     "augmented-dp": BASE,
     "marginal-gaussian-vprior": dataclasses.replace(
         BASE, augmented=False, spectral_prior="gaussian", v_prior=(3.0, 3.0), lengthscale=1.0
+    ),
+    "logistic-dp-vprior-collapsed-tau": dataclasses.replace(
+        BASE,
+        augmented=False,
+        likelihood="logistic",
+        v_prior=(3.0, 3.0),
+        hmc_steps_joint=4,
+        tau_update="collapsed",
     ),
 }
 N_MC, N_SC, N_BATCH = 100_000, 20_000, 100
@@ -102,8 +111,12 @@ def _prior_draw(key, cfg):
         v = jax.random.gamma(k[7], cfg.v_prior[0]) / cfg.v_prior[1]
     beta = jax.random.normal(k[8], (2 * M + 1,)) / jnp.sqrt(v)
     f = decision_values(H, omega, beta)
-    lam = cond.sample_lambda_conditional(k[9], f, Y, cfg.C)
-    loglik = -2.0 * cfg.C * jnp.sum(jnp.maximum(0.0, 1.0 - Y * f))
+    if cfg.likelihood == "logistic":  # no λ: it stays at its start in both simulators
+        lam = jnp.ones(N)
+        loglik = jnp.sum(logistic_log_likelihood(f, Y))
+    else:
+        lam = cond.sample_lambda_conditional(k[9], f, Y, cfg.C)
+        loglik = -2.0 * cfg.C * jnp.sum(jnp.maximum(0.0, 1.0 - Y * f))
     lat = M3LAKLatent(H, Us, Ws, Vs, tau, r, omega, beta, lam, v, dp)
     accept = jnp.log(jax.random.uniform(k[10])) < loglik
     return lat, _draw_X(k[11], lat), accept
@@ -210,12 +223,13 @@ def test_geweke_full_sweep_passes(geweke_setup):
 @pytest.mark.slow
 def test_geweke_detects_wrong_tau_conditional(geweke_setup, monkeypatch):
     cfg, g_mc, start = geweke_setup
-    right = cond.sample_tau_conditional
+    name = "sample_tau_collapsed" if cfg.tau_update == "collapsed" else "sample_tau_conditional"
+    right = getattr(cond, name)
 
-    def wrong(key, X, H, U, W, V, obs, a_tau, b_tau):
-        return right(key, X, H, U, W, V, obs, a_tau, b_tau) / 1.3  # i.e. rate × 1.3
+    def wrong(*args):
+        return right(*args) / 1.3  # the conditional: rate × 1.3; collapsed: a shrunk move
 
-    monkeypatch.setattr(cond, "sample_tau_conditional", wrong)
+    monkeypatch.setattr(cond, name, wrong)
     z, crit = _geweke_z(g_mc, _successive_conditional(cfg, start))
     assert np.max(np.abs(z)) > crit
 

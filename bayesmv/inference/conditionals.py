@@ -11,6 +11,7 @@ import jax.numpy as jnp
 from jax.scipy.linalg import cho_solve, solve_triangular
 
 from . import _random
+from .slice import slice_step
 
 __all__ = [
     "gaussian_from_precision",
@@ -18,7 +19,9 @@ __all__ = [
     "sample_inverse_gaussian",
     "sample_lambda_conditional",
     "sample_r_conditional",
+    "sample_tau_collapsed",
     "sample_tau_conditional",
+    "tau_collapsed_log_density",
     "sample_u_conditional",
     "sample_v_conditional",
     "sample_wv_conditional",
@@ -106,6 +109,53 @@ def sample_tau_conditional(key, X, H, U, W, V, obs, a_tau, b_tau):
     n_obs = jnp.sum(obs)
     rate = b_tau + 0.5 * jnp.sum(resid**2)
     return _random.gamma(key, a_tau + 0.5 * n_obs * D, (), X.dtype) / rate
+
+
+def _collapsed_tau_terms(X, H, U, r, eta, obs):
+    """Sufficient statistics of ``p(X_i | τ_i, H, U_i, r_i)`` with ``[W_i V_i]`` integrated out.
+
+    With ``Z = [H U]`` (observed rows), ``A = diag(r, η·1)`` and ``A^{-1/2} ZᵀZ A^{-1/2} = Q Λ Qᵀ``,
+    each column ``x_d ~ N(0, τ^{-1}I + Z A^{-1} Zᵀ)``; by the determinant lemma and Woodbury
+    ``log p(X | τ) = (D N_o/2) log τ - (D/2) Σ_k log(1 + τλ_k) - ½τ‖X‖² + ½τ² Σ_k c_k/(1 + τλ_k)``
+    with ``c = Σ_d (Qᵀ A^{-1/2} Zᵀ x_d)²``. Returns ``(λ, c, ‖X‖², N_o D)``."""
+    Z = jnp.concatenate([H, U], axis=1) * obs[:, None]
+    prior = jnp.concatenate([r, jnp.full((U.shape[1],), eta, dtype=H.dtype)])
+    Zs = Z / jnp.sqrt(prior)
+    lam, Q = jnp.linalg.eigh(Zs.T @ Zs)
+    c = jnp.sum((Q.T @ (Zs.T @ X)) ** 2, axis=1)
+    return jnp.maximum(lam, 0.0), c, jnp.sum(X**2), jnp.sum(obs) * X.shape[1]
+
+
+def _collapsed_log_tau_density(log_tau, terms, a_tau, b_tau, D):
+    """``log p(log τ | H, U, r, X)`` + const from :func:`_collapsed_tau_terms` (Gamma prior and
+    the Jacobian of ``τ = exp(log τ)`` included)."""
+    lam, c, sq, n_entries = terms
+    tau = jnp.exp(log_tau)
+    fit = sq - jnp.sum(c * tau / (1.0 + tau * lam))  # ‖X‖² - τ Σ c/(1+τλ) ≥ 0: the ridge residual
+    return (
+        (a_tau + 0.5 * n_entries) * log_tau
+        - b_tau * tau
+        - 0.5 * D * jnp.sum(jnp.log1p(tau * lam))
+        - 0.5 * tau * fit
+    )
+
+
+def tau_collapsed_log_density(tau, X, H, U, r, eta, obs, a_tau, b_tau):
+    """``log p(τ_i | H, U_i, r_i, X_i)`` + const with ``[W_i V_i]`` integrated out (a density in
+    ``τ``; the Gamma(a_τ, b_τ) prior included)."""
+    terms = _collapsed_tau_terms(X, H, U, r, eta, obs)
+    log_tau = jnp.log(tau)
+    return _collapsed_log_tau_density(log_tau, terms, a_tau, b_tau, X.shape[1]) - log_tau
+
+
+def sample_tau_collapsed(key, X, H, U, r, eta, tau, obs, a_tau, b_tau):
+    """τ_i | H, U_i, r_i with ``[W_i V_i]`` integrated out: one slice-sampling step in ``log τ``
+    from the current ``tau`` (an MCMC move, not an independent draw). Follow it by
+    :func:`sample_wv_conditional` at the new τ: together a joint move of ``(τ_i, W_i, V_i)``."""
+    terms = _collapsed_tau_terms(X, H, U, r, eta, obs)
+    D = X.shape[1]
+    log_tau = slice_step(key, jnp.log(tau), lambda s: _collapsed_log_tau_density(s, terms, a_tau, b_tau, D))
+    return jnp.exp(log_tau)
 
 
 def sample_v_conditional(key, beta, a_v, b_v):

@@ -9,11 +9,18 @@ One sweep (:func:`m3lak_sweep`, pure and jit-able) updates, in order:
 3. DP slice sampler (eqs. 5–9) — only for ``spectral_prior="dp"``,
 4. ``λ`` (eq. 2), 5. ``β`` (eq. 1), 6. ``U`` (eq. 10), 7. ``[W_i V_i]`` jointly per view
    (DESIGN §5), 8. ``r`` (eq. 13, corrected), 9. ``τ`` (eq. 14), 10. ``v`` (if ``v_prior``).
+   With ``config.tau_update="collapsed"`` τ_i moves before ``[W_i V_i]``, with them integrated
+   out (:func:`~bayesmv.inference.conditionals.sample_tau_collapsed`).
 
 With ``config.augmented=True`` the ``H`` and ``Ω`` updates condition on ``λ`` (the paper). With
 ``augmented=False`` they target the λ-marginal hinge ``exp(-2C max(0, ζ))`` instead; because
 ``λ`` is redrawn from its exact conditional right after them and right before ``β``, this is a
 valid partially collapsed Gibbs sampler of the same posterior.
+
+With ``config.likelihood="logistic"`` (``P(y | f) = σ(y f)``, no ``λ``) blocks 2, 4 and 5 are
+replaced by one joint HMC move of ``(β, Ω)`` (:func:`joint_beta_omega_step`), in coordinates
+whitened by their prior, followed by the DP update; ``H`` targets the logistic likelihood.
+``config.fixed_blocks`` holds named blocks at their initial values (a diagnostic).
 
 Every block's output is checked: a non-finite value is not stored (the block keeps its old
 value) and the first offending block is recorded; :func:`run_m3lak` raises
@@ -33,7 +40,7 @@ from numpyro.infer import MCMC
 from numpyro.infer.hmc_util import dual_averaging
 from numpyro.infer.mcmc import MCMCKernel
 
-from ..models.m3lak import M3LAKConfig, decision_values, feature_map
+from ..models.m3lak import M3LAKConfig, decision_values, feature_map, logistic_log_likelihood
 from . import _random
 from . import conditionals as cond
 from ._threads import single_threaded_blas
@@ -51,6 +58,7 @@ __all__ = [
     "M3LAKState",
     "decision_values",
     "initial_latent",
+    "joint_beta_omega_step",
     "m3lak_sweep",
     "prepare_data",
     "run_m3lak",
@@ -58,6 +66,7 @@ __all__ = [
 ]
 
 BLOCK_NAMES = {
+    11: "(beta, omega) joint HMC",
     1: "H (per-row HMC)",
     2: "omega (HMC)",
     3: "DP slice sampler",
@@ -209,8 +218,12 @@ def _gaussian_dp_state(config: M3LAKConfig, dtype=jnp.float64):
 # ----------------------------------------------------------------------------------------------
 # potentials of the HMC blocks
 # ----------------------------------------------------------------------------------------------
-def _hinge_energy(decision, y, lam, C, augmented):
-    """-log of the hinge factor per sample, up to terms free of the decision value."""
+def _label_energy(decision, y, lam, config: M3LAKConfig):
+    """-log of the label factor per sample, up to terms free of the decision value: the hinge
+    (given λ when ``config.augmented``, else λ-marginal) or the logistic likelihood."""
+    if config.likelihood == "logistic":
+        return -logistic_log_likelihood(decision, y)
+    C, augmented = config.C, config.augmented
     zeta = 1.0 - y * decision
     if augmented:
         return C * zeta + (C * zeta) ** 2 / (2.0 * lam)
@@ -221,6 +234,37 @@ def _omega_prior_energy(omega, dp: DPState):
     diff = omega - dp.mu[dp.z]
     q = jnp.einsum("ji,jil->jl", diff, dp.prec_sqrt[dp.z])
     return 0.5 * jnp.sum(q**2)
+
+
+def joint_beta_omega_step(key, H, omega, beta, v, dp: DPState, y, valid, step_size, n_steps):
+    """One HMC transition of ``(β, Ω)`` given everything else, under the logistic likelihood.
+
+    Coordinates whitened by the prior: ``b = √v β`` and ``e_j = G_jᵀ(ω_j - μ_{z_j})`` with
+    ``Σ_{z_j}^{-1} = G_j G_jᵀ`` (the current DP component of ``ω_j``), so the prior part of the
+    potential is ``½(‖b‖² + ‖e‖²)``; the map is linear with a constant Jacobian, so identity-mass
+    HMC in ``(b, e)`` leaves ``p(β, Ω | H, v, DP, y)`` invariant. Returns ``(β, Ω, accept
+    probability, diverging)``."""
+    M, m = omega.shape
+    P = beta.shape[0]
+    mu = dp.mu[dp.z]
+    G = dp.prec_sqrt[dp.z]
+    eye = jnp.broadcast_to(jnp.eye(m, dtype=omega.dtype), G.shape)
+    to_omega = jnp.linalg.solve(jnp.swapaxes(G, -1, -2), eye)  # G_j^{-T}, once per sweep
+    sqrt_v = jnp.sqrt(v)
+
+    def unpack(x):
+        return x[:P] / sqrt_v, mu + jnp.einsum("jik,jk->ji", to_omega, x[P:].reshape(M, m))
+
+    def potential(x):
+        b, om = unpack(x)
+        f = decision_values(H, om, b)
+        return 0.5 * jnp.sum(x**2) - jnp.sum(jnp.where(valid, logistic_log_likelihood(f, y), 0.0))
+
+    x0 = jnp.concatenate([sqrt_v * beta, jnp.einsum("jki,jk->ji", G, omega - mu).ravel()])
+    x, accept_prob, diverging = joint_hmc_step(key, x0, potential, step_size, n_steps)
+    moved = jnp.any(x != x0)  # a rejection keeps the old values exactly (no round trip)
+    beta_new, omega_new = unpack(x)
+    return jnp.where(moved, beta_new, beta), jnp.where(moved, omega_new, omega), accept_prob, diverging
 
 
 def _gaussian_parts(latent: M3LAKLatent, data: M3LAKData):
@@ -255,74 +299,108 @@ def m3lak_sweep(
     """One full sweep (module docstring order). Returns ``(latent, info)`` with
     ``info = (accept_prob_H (mean over rows), accept_prob_omega, diverging, nonfinite_flag)``."""
     C = config.C
-    aug = config.augmented
     keys = jax.random.split(_random.fast_key(key), 10)
     N, m = latent.H.shape
     nV = len(data.Xs)
     flag = jnp.asarray(flag, jnp.int32)
     valid = data.y != 0  # False only on the padding rows of a sharded run (see shard_m3lak_data)
 
+    fixed = config.fixed_blocks
+    logistic = config.likelihood == "logistic"
+    acc_H = acc_O = jnp.ones((), latent.H.dtype)
+    div_H = div_O = jnp.zeros((), bool)
+
     # 1. H: per-row HMC, mass matrix = the full-data Gaussian precision
-    Q, b = _gaussian_parts(latent, data)
-    obsf = data.obs.astype(latent.H.dtype)
-    mass = jnp.eye(m, dtype=latent.H.dtype) + jnp.sum(Q, 0)
-    mass_chol = jnp.linalg.cholesky(mass)
+    if "H" not in fixed:
+        Q, b = _gaussian_parts(latent, data)
+        obsf = data.obs.astype(latent.H.dtype)
+        mass = jnp.eye(m, dtype=latent.H.dtype) + jnp.sum(Q, 0)
+        mass_chol = jnp.linalg.cholesky(mass)
 
-    def pot_H(Hc):
-        quad = jnp.einsum("nv,nvk,nk->n", obsf, jnp.einsum("nl,vlk->nvk", Hc, Q), Hc)  # Σ_i o_ni hᵀQ_i h
-        gauss = 0.5 * jnp.sum(Hc**2, -1) + 0.5 * quad - jnp.sum(Hc * b, -1)
-        f = decision_values(Hc, latent.omega, latent.beta)
-        return gauss + _hinge_energy(f, data.y, latent.lam, C, aug)
+        def pot_H(Hc):
+            quad = jnp.einsum("nv,nvk,nk->n", obsf, jnp.einsum("nl,vlk->nvk", Hc, Q), Hc)  # Σ_i o_ni hᵀQ_i h
+            gauss = 0.5 * jnp.sum(Hc**2, -1) + 0.5 * quad - jnp.sum(Hc * b, -1)
+            f = decision_values(Hc, latent.omega, latent.beta)
+            return gauss + jnp.where(valid, _label_energy(f, data.y, latent.lam, config), 0.0)
 
-    H, acc_H, div_H = rowwise_hmc_step(
-        keys[0], latent.H, pot_H, step_size_H, config.hmc_steps_h, mass_chol=mass_chol
-    )
-    H, flag = _guard(H, latent.H, 1, flag)
-    latent = latent._replace(H=H)
+        H, acc_H, div_H = rowwise_hmc_step(
+            keys[0], latent.H, pot_H, step_size_H, config.hmc_steps_h, mass_chol=mass_chol
+        )
+        H, flag = _guard(H, latent.H, 1, flag)
+        latent = latent._replace(H=H)
 
-    # 2. Ω: joint HMC
-    def pot_omega(om):
-        f = decision_values(latent.H, om, latent.beta)
-        hinge = jnp.where(valid, _hinge_energy(f, data.y, latent.lam, C, aug), 0.0)
-        return _omega_prior_energy(om, latent.dp) + jnp.sum(hinge)
+    # 2. Ω: joint HMC (hinge), or (β, Ω) jointly (logistic)
+    if "omega" not in fixed and logistic:
+        beta, omega, acc_O, div_O = joint_beta_omega_step(
+            keys[1],
+            latent.H,
+            latent.omega,
+            latent.beta,
+            latent.v,
+            latent.dp,
+            data.y,
+            valid,
+            step_size_omega,
+            config.hmc_steps_joint,
+        )
+        (beta, omega), flag = _guard((beta, omega), (latent.beta, latent.omega), 11, flag)
+        latent = latent._replace(beta=beta, omega=omega)
+    elif "omega" not in fixed:
 
-    omega, acc_O, div_O = joint_hmc_step(
-        keys[1], latent.omega, pot_omega, step_size_omega, config.hmc_steps_omega
-    )
-    omega, flag = _guard(omega, latent.omega, 2, flag)
-    latent = latent._replace(omega=omega)
+        def pot_omega(om):
+            f = decision_values(latent.H, om, latent.beta)
+            label = jnp.where(valid, _label_energy(f, data.y, latent.lam, config), 0.0)
+            return _omega_prior_energy(om, latent.dp) + jnp.sum(label)
+
+        omega, acc_O, div_O = joint_hmc_step(
+            keys[1], latent.omega, pot_omega, step_size_omega, config.hmc_steps_omega
+        )
+        omega, flag = _guard(omega, latent.omega, 2, flag)
+        latent = latent._replace(omega=omega)
 
     # 3. DP slice sampler
-    if config.spectral_prior == "dp":
-        mu0, kappa0, nu0, psi0 = _niw_prior(config, omega.dtype)
-        dp = dp_slice_update(keys[2], latent.dp, omega, config.alpha, mu0, kappa0, nu0, psi0)
+    if config.spectral_prior == "dp" and "dp" not in fixed:
+        mu0, kappa0, nu0, psi0 = _niw_prior(config, latent.omega.dtype)
+        dp = dp_slice_update(keys[2], latent.dp, latent.omega, config.alpha, mu0, kappa0, nu0, psi0)
         dp, flag = _guard(dp, latent.dp, 3, flag)
         latent = latent._replace(dp=dp)
 
-    # 4–5. λ then β
-    feats = feature_map(latent.H, latent.omega)
-    lam = cond.sample_lambda_conditional(keys[3], feats @ latent.beta, data.y, C)
-    lam, flag = _guard(lam, latent.lam, 4, flag)
-    beta = cond.sample_beta_conditional(keys[4], feats * valid[:, None], data.y, lam, C, latent.v)
-    beta, flag = _guard(beta, latent.beta, 5, flag)
-    latent = latent._replace(lam=lam, beta=beta)
+    # 4–5. λ then β (hinge only)
+    if not logistic and "lambda_beta" not in fixed:
+        feats = feature_map(latent.H, latent.omega)
+        lam = cond.sample_lambda_conditional(keys[3], feats @ latent.beta, data.y, C)
+        lam, flag = _guard(lam, latent.lam, 4, flag)
+        beta = cond.sample_beta_conditional(keys[4], feats * valid[:, None], data.y, lam, C, latent.v)
+        beta, flag = _guard(beta, latent.beta, 5, flag)
+        latent = latent._replace(lam=lam, beta=beta)
 
     # 6–9. latent variable model, view by view (V is small and static)
-    kU, kWV, kr, kt = (jax.random.split(k, nV) for k in keys[5:9])
-    Us, Ws, Vs, rs, taus = [], [], [], [], []
-    for i in range(nV):
-        X, o = data.Xs[i], data.obs[:, i]
-        W, Vv, tau_i = latent.Ws[i], latent.Vs[i], latent.tau[i]
-        U = cond.sample_u_conditional(kU[i], X, latent.H, W, Vv, tau_i, o)
-        U, flag = _guard(U, latent.Us[i], 6, flag)
-        W_new, V_new = cond.sample_wv_conditional(kWV[i], X, latent.H, U, latent.r[i], config.eta, tau_i, o)
-        (W, Vv), flag = _guard((W_new, V_new), (W, Vv), 7, flag)
-        r_i = cond.sample_r_conditional(kr[i], W, config.a_r, config.b_r)
-        r_i, flag = _guard(r_i, latent.r[i], 8, flag)
-        t_i = cond.sample_tau_conditional(kt[i], X, latent.H, U, W, Vv, o, config.a_tau, config.b_tau)
-        t_i, flag = _guard(t_i, tau_i, 9, flag)
-        Us.append(U), Ws.append(W), Vs.append(Vv), rs.append(r_i), taus.append(t_i)
-    latent = latent._replace(Us=tuple(Us), Ws=tuple(Ws), Vs=tuple(Vs), r=jnp.stack(rs), tau=jnp.stack(taus))
+    if "lvm" not in fixed:
+        kU, kWV, kr, kt = (jax.random.split(k, nV) for k in keys[5:9])
+        Us, Ws, Vs, rs, taus = [], [], [], [], []
+        for i in range(nV):
+            X, o = data.Xs[i], data.obs[:, i]
+            W, Vv, tau_i = latent.Ws[i], latent.Vs[i], latent.tau[i]
+            U = cond.sample_u_conditional(kU[i], X, latent.H, W, Vv, tau_i, o)
+            U, flag = _guard(U, latent.Us[i], 6, flag)
+            if config.tau_update == "collapsed":  # (τ, [W V]) jointly: τ with [W V] integrated out
+                t_i = cond.sample_tau_collapsed(
+                    kt[i], X, latent.H, U, latent.r[i], config.eta, tau_i, o, config.a_tau, config.b_tau
+                )
+                tau_i, flag = _guard(t_i, tau_i, 9, flag)
+            W_new, V_new = cond.sample_wv_conditional(
+                kWV[i], X, latent.H, U, latent.r[i], config.eta, tau_i, o
+            )
+            (W, Vv), flag = _guard((W_new, V_new), (W, Vv), 7, flag)
+            r_i = cond.sample_r_conditional(kr[i], W, config.a_r, config.b_r)
+            r_i, flag = _guard(r_i, latent.r[i], 8, flag)
+            if config.tau_update == "conditional":
+                t_i = cond.sample_tau_conditional(kt[i], X, latent.H, U, W, Vv, o, config.a_tau, config.b_tau)
+                tau_i, flag = _guard(t_i, tau_i, 9, flag)
+            Us.append(U), Ws.append(W), Vs.append(Vv), rs.append(r_i), taus.append(tau_i)
+        latent = latent._replace(
+            Us=tuple(Us), Ws=tuple(Ws), Vs=tuple(Vs), r=jnp.stack(rs), tau=jnp.stack(taus)
+        )
 
     # 10. v
     if config.v_prior is not None:

@@ -8,6 +8,7 @@ from .m3lak import (
     hinge_log_pseudo_likelihood,
     hinge_model,
     latent_variable_model,
+    logistic_log_likelihood,
     m3lak_model,
     spectral_prior_model,
 )
@@ -20,6 +21,7 @@ __all__ = [
     "hinge_log_pseudo_likelihood",
     "hinge_model",
     "latent_variable_model",
+    "logistic_log_likelihood",
     "m3lak_model",
     "spectral_prior_model",
 ]

@@ -10,7 +10,8 @@ Model, views ``i = 1..V``, samples ``n = 1..N`` (DESIGN §5):
   exact slice sampling in the Gibbs kernel) or from a fixed Gaussian spectrum;
 * ``β ~ N(0, v^{-1} I_{2M+1})`` (``v`` fixed or ``Γ(a_v, b_v)``);
 * hinge pseudo-likelihood ``exp(-2C max(0, 1 - y_n βᵀφ̃(h_n)))``, either marginal or
-  data-augmented with ``λ_n`` (Polson & Scott 2011; paper eq. before (1)).
+  data-augmented with ``λ_n`` (Polson & Scott 2011; paper eq. before (1)), or, beyond the
+  paper (``likelihood="logistic"``), the proper likelihood ``P(y_n | h_n) = σ(y_n βᵀφ̃(h_n))``.
 
 Missing views (all-NaN rows) drop their likelihood terms ``x_n^i`` (and ``u_n^i`` is then pure
 prior). Everything is float64 (``import bayesmv`` enables x64).
@@ -38,9 +39,17 @@ __all__ = [
     "hinge_log_pseudo_likelihood",
     "hinge_model",
     "latent_variable_model",
+    "logistic_log_likelihood",
     "m3lak_model",
     "spectral_prior_model",
 ]
+
+
+LIKELIHOODS = ("hinge", "logistic")
+TAU_UPDATES = ("conditional", "collapsed")
+# Sampler blocks that M3LAKConfig.fixed_blocks can hold fixed: H; Ω (hinge) or the joint (β, Ω)
+# move (logistic); the DP table; λ and β (hinge); the latent variable model U, [W V], r, τ.
+FIXABLE_BLOCKS = ("H", "omega", "dp", "lambda_beta", "lvm")
 
 
 @dataclass(frozen=True)
@@ -76,6 +85,16 @@ class M3LAKConfig:
     # default. It also picks the hinge form of the NumPyro model (λ sites or marginal factor).
     augmented: bool = False
     # --- not in the paper ---
+    # "hinge": the paper's pseudo-likelihood, β by its Gibbs conditional given λ, Ω by HMC;
+    # "logistic": P(y | f) = σ(y f), no λ, β and Ω moved jointly by one HMC (hmc_steps_joint).
+    likelihood: str = "hinge"
+    hmc_steps_joint: int = 30  # leapfrog steps of the joint (β, Ω) HMC (likelihood="logistic")
+    # "conditional": τ_i | W_i, V_i by its Gamma conditional (eq. 14); "collapsed": τ_i by a slice
+    # step with [W_i V_i] integrated out, then [W_i V_i] at the new τ_i (a joint move).
+    tau_update: str = "conditional"
+    # Blocks held at their initial values (a diagnostic: which block holds the chain back);
+    # names in FIXABLE_BLOCKS.
+    fixed_blocks: tuple = ()
     lengthscale: float | None = None  # "gaussian" spectrum: ω ~ N(0, I/ℓ²); None -> ℓ = sqrt(m)
     hmc_steps_h: int = 10  # leapfrog steps of the per-row HMC for H
     hmc_steps_omega: int = 10  # leapfrog steps of the joint HMC for Ω
@@ -94,7 +113,15 @@ class M3LAKConfig:
 
     def validate(self):
         """Raise ``ValueError`` naming the offending hyper-parameter."""
-        ints = ("n_latent", "n_frequencies", "n_view_latent", "dp_capacity", "hmc_steps_h", "hmc_steps_omega")
+        ints = (
+            "n_latent",
+            "n_frequencies",
+            "n_view_latent",
+            "dp_capacity",
+            "hmc_steps_h",
+            "hmc_steps_omega",
+            "hmc_steps_joint",
+        )
         for name in ints:
             val = getattr(self, name)
             if not isinstance(val, (int, np.integer)) or isinstance(val, bool) or val < 1:
@@ -133,6 +160,17 @@ class M3LAKConfig:
             raise ValueError(f"M3LAKConfig.lengthscale must be positive; got {self.lengthscale!r}")
         if not 0 < self.target_accept < 1:
             raise ValueError(f"M3LAKConfig.target_accept must be in (0, 1); got {self.target_accept}")
+        if self.likelihood not in LIKELIHOODS:
+            raise ValueError(f"M3LAKConfig.likelihood must be one of {LIKELIHOODS}; got {self.likelihood!r}")
+        if self.likelihood == "logistic" and self.augmented:
+            raise ValueError("M3LAKConfig.augmented=True needs the hinge likelihood (λ augments the hinge)")
+        if self.tau_update not in TAU_UPDATES:
+            raise ValueError(f"M3LAKConfig.tau_update must be one of {TAU_UPDATES}; got {self.tau_update!r}")
+        unknown = set(self.fixed_blocks) - set(FIXABLE_BLOCKS)
+        if not isinstance(self.fixed_blocks, tuple) or unknown:
+            raise ValueError(
+                f"M3LAKConfig.fixed_blocks must be a tuple of names in {FIXABLE_BLOCKS}; got {self.fixed_blocks!r}"
+            )
         return self
 
 
@@ -185,6 +223,11 @@ decision_values.defjvp(_decision_values_jvp, symbolic_zeros=True)
 def hinge_log_pseudo_likelihood(decision, y, C):
     """Per-sample log pseudo-likelihood ``-2C max(0, 1 - y f)`` (marginal form)."""
     return -2.0 * C * jnp.maximum(0.0, 1.0 - y * decision)
+
+
+def logistic_log_likelihood(decision, y):
+    """Per-sample ``log σ(y f) = -softplus(-y f)`` (``likelihood="logistic"``, y = ±1)."""
+    return -jax.nn.softplus(-y * decision)
 
 
 def augmented_hinge_log_factor(decision, y, lam, C):
@@ -263,8 +306,9 @@ def spectral_prior_model(config: M3LAKConfig):
 
 
 def hinge_model(features, y, config: M3LAKConfig, augmented=None):
-    """Fixed-kernel max-margin model: ``β ~ N(0, v^{-1}I)`` and the hinge pseudo-likelihood on
-    given features ``φ̃`` (N, 2M+1). Returns the decision values ``βᵀφ̃``."""
+    """Fixed-kernel classifier: ``β ~ N(0, v^{-1}I)`` and, on given features ``φ̃`` (N, 2M+1),
+    the hinge pseudo-likelihood or (``config.likelihood="logistic"``) a Bernoulli likelihood with
+    logits ``βᵀφ̃``. Returns the decision values ``βᵀφ̃``."""
     augmented = config.augmented if augmented is None else augmented
     P = features.shape[-1]
     if config.v_prior is not None:
@@ -274,7 +318,9 @@ def hinge_model(features, y, config: M3LAKConfig, augmented=None):
     beta = numpyro.sample("beta", dist.Normal(0.0, 1.0 / jnp.sqrt(v)).expand([P]).to_event(1))
     decision = numpyro.deterministic("decision", features @ beta)
     if y is not None:
-        if augmented:
+        if config.likelihood == "logistic":
+            numpyro.sample("y", dist.Bernoulli(logits=decision), obs=(y > 0).astype(jnp.int32))
+        elif augmented:
             lam = numpyro.sample("lam", dist.ImproperUniform(constraints.positive, (), (features.shape[0],)))
             numpyro.factor("hinge", augmented_hinge_log_factor(decision, y, lam, config.C).sum())
         else:

@@ -1,0 +1,56 @@
+"""Univariate slice sampling (Neal 2003, "Slice sampling", §4: stepping out and shrinkage).
+
+:func:`slice_step` is one transition that leaves a one-dimensional density ``exp(logpdf)``
+invariant, written with ``lax.while_loop`` so it is jit-able and vmappable.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+__all__ = ["slice_step"]
+
+
+def slice_step(key, x0, logpdf, width=1.0, max_steps=32):
+    """One slice-sampling transition from ``x0`` for ``exp(logpdf(x))`` (unnormalised).
+
+    The slice level is ``logpdf(x0) - Exp(1)``; an interval of ``width`` placed at random around
+    ``x0`` is stepped out at most ``max_steps`` widths in total (Neal's Fig. 3, the step budget
+    split at random between the sides), then shrunk towards ``x0`` until a point on the slice is
+    drawn (Fig. 5). ``logpdf(x0)`` must be finite."""
+    k_level, k_place, k_split, k_shrink = jax.random.split(key, 4)
+    dtype = jnp.result_type(x0, float)
+    level = logpdf(x0) - jax.random.exponential(k_level, (), dtype)
+    left = x0 - width * jax.random.uniform(k_place, (), dtype)
+    right = left + width
+    n_left = jnp.floor(max_steps * jax.random.uniform(k_split, (), dtype))
+    n_right = max_steps - 1 - n_left
+
+    def step_out(edge, budget, direction):
+        def cond(state):
+            e, b = state
+            return (b > 0) & (logpdf(e) > level)
+
+        def body(state):
+            e, b = state
+            return e + direction * width, b - 1
+
+        return jax.lax.while_loop(cond, body, (edge, budget))[0]
+
+    left = step_out(left, n_left, -1.0)
+    right = step_out(right, n_right, 1.0)
+
+    def shrink_cond(state):
+        return ~state[3]
+
+    def shrink_body(state):
+        key, lo, hi, _, _ = state
+        key, k = jax.random.split(key)
+        x1 = lo + (hi - lo) * jax.random.uniform(k, (), dtype)
+        on_slice = logpdf(x1) > level
+        lo = jnp.where(~on_slice & (x1 < x0), x1, lo)
+        hi = jnp.where(~on_slice & (x1 >= x0), x1, hi)
+        return key, lo, hi, on_slice, x1
+
+    return jax.lax.while_loop(shrink_cond, shrink_body, (k_shrink, left, right, jnp.zeros((), bool), x0))[4]
