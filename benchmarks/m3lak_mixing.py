@@ -1,0 +1,240 @@
+"""M3LAK mixing benchmark: where the sampler loses its time, and what each lever buys.
+
+Task (default): even vs odd digits, views fou + kar of the bundled mfeat data, 300 training
+points (split 0). Every number is about identifiable quantities: the bulk ESS (ArviZ) of the
+300 training decision values ``βᵀφ̃(h_n)`` (min / median) and of ``τ``, and the worst r̂.
+
+Part 1 — diagnosis by freezing blocks (``M3LAKConfig.fixed_blocks``). Two chains are warmed up
+with every block moving; from those states each variant holds some blocks at their current
+values and runs ``--draws`` sweeps. A block whose freezing does not raise the decision values'
+ESS is not what holds the chain back. Prints ms per sweep, ESS per 1000 draws and min-ESS/s.
+
+Part 2 — the user's path: ``M3LAKClassifier(num_chains=4, ...).fit`` end to end, compile
+included, for the paper's sampler (hinge; the baseline every ratio refers to) and each lever.
+Prints the fit time, r̂ and bulk ESS of the decision values and τ, min-ESS per second of fit
+time, and that rate's ratio to the baseline in the same run.
+
+Part 3 — the peer a user would write: NumPyro NUTS on ``m3lak_model`` (Gaussian spectrum,
+marginal hinge; and the logistic likelihood), one chain, same data, same ESS summaries.
+
+Run: ``python benchmarks/m3lak_mixing.py [--quick] [--task low_high --views fac zer]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+import warnings
+
+import arviz as az
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import bayesmv  # noqa: F401  (float64)
+from bayesmv import M3LAKClassifier
+from bayesmv.datasets import load_mfeat, standardize_views, train_test_split_views
+from bayesmv.inference._threads import single_threaded_blas
+from bayesmv.inference.m3lak_sampler import M3LAKKernel, prepare_data
+from bayesmv.models import M3LAKConfig
+
+TASKS = {"even_odd": lambda d: d % 2, "low_high": lambda d: (d >= 5).astype(int)}
+FULL = dict(n_train=300, warm=300, draws=1000, fit_warmup=300, fit_samples=500, nuts=150)
+QUICK = dict(n_train=60, warm=20, draws=40, fit_warmup=20, fit_samples=20, nuts=10)
+
+FREEZE = {  # Part 1 variants: blocks held fixed after a shared warm-up
+    "all blocks move": (),
+    "LVM fixed (U, W, V, r, τ)": ("lvm",),
+    "LVM and H fixed": ("lvm", "H"),
+    "only λ, β move": ("lvm", "H", "omega", "dp"),
+}
+LEVERS = {  # Part 2: estimator parameters on top of the defaults; the first row is the baseline
+    "hinge (paper sampler)": dict(likelihood="hinge"),
+    "hinge, M = 25": dict(likelihood="hinge", n_frequencies=25),
+    "hinge, gaussian spectrum": dict(likelihood="hinge", spectral_prior="gaussian"),
+    "logistic, joint (β, Ω)": dict(likelihood="logistic"),
+    "logistic, joint (β, Ω), M = 25": dict(likelihood="logistic", n_frequencies=25),
+    "logistic + collapsed τ": dict(likelihood="logistic", tau_update="collapsed"),
+    "logistic + collapsed τ, M = 25": dict(likelihood="logistic", tau_update="collapsed", n_frequencies=25),
+}
+
+
+def load_task(task, views, n_train, seed=0):
+    """Training views (raw, and standardised as the estimator does) and 0/1 labels."""
+    Xs, digits = load_mfeat(list(views))
+    y = TASKS[task](digits)
+    Xtr, _, ytr, _ = train_test_split_views(Xs, y, test_size=len(y) - n_train, seed=seed)
+    return Xtr, standardize_views(Xtr), ytr
+
+
+def ess_stats(draws):
+    """``(min, median)`` bulk ESS and worst r̂ over the last axis of ``draws`` (chain, draw, k)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds = az.convert_to_dataset({"x": np.asarray(draws)})
+        ess = np.asarray(az.ess(ds, method="bulk")["x"]).ravel()
+        rhat = np.asarray(az.rhat(ds)["x"]).ravel()
+    return float(np.min(ess)), float(np.median(ess)), float(np.max(rhat))
+
+
+# ---------------------------------------------------------------------------------------------
+# Part 1: freezing blocks from a shared warmed-up state
+# ---------------------------------------------------------------------------------------------
+def _chain_runner(config, n_sweeps):
+    """``run(state, data) -> (state, decision draws, τ draws)``: ``n_sweeps`` kernel steps."""
+    kernel = M3LAKKernel(config)
+
+    @jax.jit
+    def run(state, data):
+        def body(s, _):
+            s = kernel.sample(s, (data,), {})
+            return s, (s.outputs["decision"], s.outputs["tau"])
+
+        return jax.lax.scan(body, state, None, length=n_sweeps)
+
+    return kernel, run
+
+
+def part1(cfg, Xs, y, config, seed=0):
+    data = prepare_data(Xs, np.where(y > 0, 1.0, -1.0))
+    keys = jax.random.split(jax.random.PRNGKey(seed), 2)
+    kernel, warm = _chain_runner(config, cfg["warm"])
+    states = []
+    for k in keys:
+        state = kernel.init(k, cfg["warm"], None, (data,), {})
+        state, _ = warm(state, data)
+        states.append(state)
+    print(f"\nPart 1: blocks fixed after a {cfg['warm']}-sweep warm-up, 2 chains x {cfg['draws']} draws")
+    print(f"  {'variant':<28}{'ms/sweep':>9}{'ESS/1000 min':>14}{'median':>8}{'r̂ max':>8}{'min-ESS/s':>11}")
+    rows = {}
+    for name, fixed in FREEZE.items():
+        _, run = _chain_runner(dataclasses.replace(config, fixed_blocks=fixed), cfg["draws"])
+        jax.block_until_ready(run(states[0], data))  # compile
+        t0 = time.perf_counter()
+        dec = [np.asarray(run(s, data)[1][0]) for s in states]
+        sec = time.perf_counter() - t0
+        lo, med, rh = ess_stats(np.stack(dec))
+        per = 1000.0 / (2 * cfg["draws"])
+        rows[name] = dict(ms=1e3 * sec / (2 * cfg["draws"]), lo=lo, med=med, rhat=rh, rate=lo / sec)
+        r = rows[name]
+        print(f"  {name:<28}{r['ms']:>9.1f}{lo * per:>14.1f}{med * per:>8.0f}{rh:>8.3f}{r['rate']:>11.2f}")
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Part 2: the estimator, end to end
+# ---------------------------------------------------------------------------------------------
+def part2(cfg, Xs, y, levers, chains=4, seed=0):
+    print(
+        f"\nPart 2: M3LAKClassifier, {chains} chains x ({cfg['fit_warmup']} + {cfg['fit_samples']}), "
+        "fit time includes compilation"
+    )
+    print(
+        f"  {'lever':<34}{'fit s':>7}{'dec ESS min':>12}{'median':>8}{'r̂':>7}"
+        f"{'τ ESS':>7}{'τ r̂':>7}{'ESS/s':>8}{'× base':>8}"
+    )
+    rows, base = {}, None
+    for name, params in levers.items():
+        est = M3LAKClassifier(
+            num_warmup=cfg["fit_warmup"],
+            num_samples=cfg["fit_samples"],
+            num_chains=chains,
+            seed=seed,
+            **params,
+        )
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(Xs, y)
+        sec = time.perf_counter() - t0
+        post = est.inference_data_.posterior
+        lo, med, rh = ess_stats(post["decision"].values)
+        t_lo, _, t_rh = ess_stats(post["tau"].values)
+        rate = lo / sec
+        base = rate if base is None else base
+        rows[name] = dict(fit_s=sec, lo=lo, med=med, rhat=rh, tau_ess=t_lo, tau_rhat=t_rh, rate=rate)
+        print(
+            f"  {name:<34}{sec:>7.1f}{lo:>12.0f}{med:>8.0f}{rh:>7.3f}{t_lo:>7.0f}{t_rh:>7.3f}"
+            f"{rate:>8.2f}{rate / base:>8.1f}"
+        )
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Part 3: the peer, NumPyro NUTS on the NumPyro model
+# ---------------------------------------------------------------------------------------------
+def part3(cfg, Xs, y, seed=0):
+    from numpyro.infer import MCMC, NUTS
+
+    from bayesmv.models import m3lak_model
+
+    yy = np.where(y > 0, 1.0, -1.0)
+    n = cfg["nuts"]
+    print(
+        f"\nPart 3: NumPyro NUTS on m3lak_model (Gaussian spectrum, max tree depth 8), 1 chain x ({n} + {n})"
+    )
+    print(f"  {'model':<34}{'s':>7}{'dec ESS min':>12}{'median':>8}{'depth-8 hits':>14}")
+    rows = {}
+    for name, lik in (("hinge (marginal)", "hinge"), ("logistic", "logistic")):
+        config = M3LAKConfig(spectral_prior="gaussian", likelihood=lik).validate()
+        mcmc = MCMC(NUTS(m3lak_model, max_tree_depth=8), num_warmup=n, num_samples=n, progress_bar=False)
+        t0 = time.perf_counter()
+        with single_threaded_blas():
+            mcmc.run(
+                jax.random.PRNGKey(seed),
+                [jnp.asarray(X) for X in Xs],
+                jnp.asarray(yy),
+                config,
+                augmented=False,
+                extra_fields=("num_steps",),
+            )
+        sec = time.perf_counter() - t0
+        dec = np.asarray(mcmc.get_samples()["decision"])[None]
+        lo, med, _ = ess_stats(dec)
+        hits = int(np.sum(np.asarray(mcmc.get_extra_fields()["num_steps"]) >= 255))
+        rows[name] = dict(sec=sec, lo=lo, med=med, hits=hits)
+        print(f"  {name:<34}{sec:>7.1f}{lo:>12.1f}{med:>8.1f}{hits:>9d} / {n}")
+    return rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="seconds-long smoke run")
+    ap.add_argument("--task", default="even_odd", choices=sorted(TASKS))
+    ap.add_argument("--views", nargs="+", default=["fou", "kar"])
+    ap.add_argument("--parts", default="1,2,3", help="comma-separated parts to run")
+    ap.add_argument("--levers", default=None, help="comma-separated indices of LEVERS rows (default all)")
+    args = ap.parse_args(argv)
+    cfg = QUICK if args.quick else FULL
+    parts = {int(p) for p in args.parts.split(",")}
+    Xs, Zs, y = load_task(args.task, args.views, cfg["n_train"])
+    print(f"task {args.task}, views {'+'.join(args.views)}, {cfg['n_train']} training points")
+    config = M3LAKConfig(n_latent=5, n_frequencies=10) if args.quick else M3LAKConfig()
+    summary = []
+    if 1 in parts:
+        rows = part1(cfg, Zs, y, config.validate())
+        best = max(rows, key=lambda k: rows[k]["rate"])
+        summary.append(f"freeze: fastest min-ESS/s with '{best}'")
+    if 2 in parts:
+        levers = LEVERS
+        if args.levers:
+            names = list(LEVERS)
+            levers = {
+                names[0]: LEVERS[names[0]],
+                **{names[int(i)]: LEVERS[names[int(i)]] for i in args.levers.split(",")},
+            }
+        if args.quick:
+            levers = {k: {"n_latent": 5, "n_frequencies": 10, **v} for k, v in levers.items()}
+        rows = part2(cfg, Xs, y, levers)
+        base = next(iter(rows.values()))["rate"]
+        best = max(rows, key=lambda k: rows[k]["rate"])
+        summary.append(f"best lever '{best}' {rows[best]['rate'] / base:.1f}x baseline min-ESS/s")
+    if 3 in parts:
+        rows = part3(cfg, Zs, y)
+        summary.append("NUTS peer min ESS " + ", ".join(f"{k} {v['lo']:.0f}" for k, v in rows.items()))
+    print("\nSUMMARY m3lak_mixing: " + "; ".join(summary))
+
+
+if __name__ == "__main__":
+    main()
