@@ -35,7 +35,7 @@ from .base import MultiViewMixin, encode_labels, one_vs_rest_targets, warn_sampl
 from .datasets import MultiViewStandardScaler, check_positive, observed_mask
 from .inference._threads import single_threaded_blas
 from .kernels import implied_kernel
-from .models.m3lak import FIXABLE_BLOCKS, LIKELIHOODS, TAU_UPDATES, decision_values
+from .models.m3lak import FIXABLE_BLOCKS, LIKELIHOODS, PRECISION_UPDATES, decision_values
 
 __all__ = ["M3LAKClassifier", "KernelBand", "predictive_latent_moments", "sample_predictive_decisions"]
 
@@ -213,10 +213,11 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         a vote over draws. ``"logistic"`` (not in the paper): ``P(y | f) = σ(y f)`` (``C`` unused),
         ``β`` and ``Ω`` moved jointly by one HMC (``hmc_steps_joint`` leapfrog steps), and
         ``predict_proba`` the posterior predictive mean of ``σ(f)``.
-    tau_update : {"conditional", "collapsed"}
-        ``"conditional"``: each view's noise precision τ_i from its Gamma conditional given
-        ``W_i, V_i`` (eq. 14). ``"collapsed"`` (not in the paper): τ_i by a slice step with
-        ``[W_i V_i]`` integrated out, then ``[W_i V_i]`` at the new τ_i; same posterior.
+    precision_update : {"conditional", "collapsed"}
+        ``"conditional"``: each view's ARD precisions r_i and noise precision τ_i from their Gamma
+        conditionals given ``W_i, V_i`` (eqs. 13–14). ``"collapsed"`` (not in the paper): r_i and
+        τ_i by slice steps with ``[W_i V_i]`` integrated out, then ``[W_i V_i]`` at the new
+        values; same posterior, faster mixing of τ.
     lengthscale, hmc_steps_h, hmc_steps_omega, hmc_steps_joint, target_accept, init_step_size
         Not in the paper: the ``"gaussian"`` spectrum ``ω ~ N(0, I/ℓ²)`` (None: ℓ = √m) and the
         leapfrog steps / dual-averaging target / initial step of the HMC blocks for H, Ω and the
@@ -273,7 +274,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         dp_capacity=50,
         augmented=False,
         likelihood="hinge",
-        tau_update="conditional",
+        precision_update="conditional",
         lengthscale=None,
         hmc_steps_h=10,
         hmc_steps_omega=10,
@@ -310,7 +311,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         self.dp_capacity = dp_capacity
         self.augmented = augmented
         self.likelihood = likelihood
-        self.tau_update = tau_update
+        self.precision_update = precision_update
         self.lengthscale = lengthscale
         self.hmc_steps_h = hmc_steps_h
         self.hmc_steps_omega = hmc_steps_omega
@@ -377,8 +378,10 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             raise ValueError(f"likelihood must be one of {LIKELIHOODS}, got {self.likelihood!r}")
         if self.likelihood == "logistic" and self.augmented:
             raise ValueError("augmented=True augments the hinge; use likelihood='hinge' or augmented=False")
-        if self.tau_update not in TAU_UPDATES:
-            raise ValueError(f"tau_update must be one of {TAU_UPDATES}, got {self.tau_update!r}")
+        if self.precision_update not in PRECISION_UPDATES:
+            raise ValueError(
+                f"precision_update must be one of {PRECISION_UPDATES}, got {self.precision_update!r}"
+            )
         if isinstance(self.fixed_blocks, str) or not set(self.fixed_blocks) <= set(FIXABLE_BLOCKS):
             raise ValueError(
                 f"fixed_blocks must be a sequence of names in {FIXABLE_BLOCKS}, got {self.fixed_blocks!r}"

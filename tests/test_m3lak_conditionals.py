@@ -24,13 +24,13 @@ from bayesmv.inference import (
     sample_lambda_conditional,
     sample_niw,
     sample_r_conditional,
-    sample_tau_collapsed,
     sample_tau_conditional,
     sample_u_conditional,
     sample_v_conditional,
     sample_wv_conditional,
 )
-from bayesmv.inference.conditionals import tau_collapsed_log_density
+from bayesmv.inference.conditionals import collapsed_precision_log_density
+from bayesmv.inference.slice import slice_step
 from bayesmv.models import M3LAKConfig, augmented_hinge_log_factor, feature_map
 
 NDRAW = 20000
@@ -439,58 +439,49 @@ def test_bad_input_raises():
 
 
 # ---------------------------------------------------------------------------------------------
-# τ with [W V] integrated out (tau_update="collapsed")
+# r and τ with [W V] integrated out (precision_update="collapsed")
 # ---------------------------------------------------------------------------------------------
-def _collapsed_args(t, eta=3.0):
-    return tuple(jnp.asarray(t[k]) for k in ("X", "H", "U", "r")) + (eta,)
-
-
-def test_tau_collapsed_density_matches_brute_force(tiny):
-    """log p(τ | H, U, r, X) from the determinant lemma / Woodbury form equals, up to one constant,
-    the Gamma prior plus the explicit Gaussian marginal ``x_d ~ N(0, τ⁻¹I + Z A⁻¹ Zᵀ)``."""
+def test_collapsed_precision_density_matches_brute_force(tiny):
+    """log p(r, τ | H, U, X) from the determinant lemma / Woodbury form equals, up to one constant,
+    the Gamma priors plus the explicit Gaussian marginal ``x_d ~ N(0, τ⁻¹I + Z A⁻¹ Zᵀ)``."""
     t = tiny
-    a_t, b_t, eta = 0.5, 0.2, 3.0
+    a_r, b_r, a_t, b_t, eta = 0.7, 0.3, 0.5, 0.2, 3.0
     o = t["obs"]
     Z = np.concatenate([t["H"], t["U"]], axis=1)[o]
-    A_inv = np.diag(1.0 / np.concatenate([t["r"], [eta]]))
-    taus = np.array([0.05, 0.3, 1.0, 4.0, 25.0])
-    brute = [
-        st.gamma(a_t, scale=1 / b_t).logpdf(tau)
-        + st.multivariate_normal(np.zeros(o.sum()), np.eye(o.sum()) / tau + Z @ A_inv @ Z.T)
-        .logpdf(t["X"][o].T)
-        .sum()
-        for tau in taus
-    ]
+    points = [(np.array(r), tau) for r in ([0.8, 2.5], [0.05, 40.0], [3.0, 0.2]) for tau in (0.05, 1.0, 25.0)]
+
+    def brute(r, tau):
+        cov = np.eye(o.sum()) / tau + Z @ np.diag(1.0 / np.concatenate([r, [eta]])) @ Z.T
+        prior = st.gamma(a_t, scale=1 / b_t).logpdf(tau) + st.gamma(a_r, scale=1 / b_r).logpdf(r).sum()
+        return prior + st.multivariate_normal(np.zeros(o.sum()), cov).logpdf(t["X"][o].T).sum()
+
+    args = [jnp.asarray(t[k]) for k in ("X", "H", "U")]
     ours = [
-        float(tau_collapsed_log_density(tau, *_collapsed_args(t, eta), jnp.asarray(o), a_t, b_t))
-        for tau in taus
+        float(
+            collapsed_precision_log_density(
+                jnp.asarray(r), tau, *args, eta, jnp.asarray(o), a_r, b_r, a_t, b_t
+            )
+        )
+        for r, tau in points
     ]
-    np.testing.assert_allclose(np.diff(ours), np.diff(brute), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(
+        np.diff(ours), np.diff([brute(r, tau) for r, tau in points]), rtol=1e-9, atol=1e-9
+    )
 
 
-def test_tau_collapsed_slice_step_keeps_exact_draws_exact(tiny):
-    """Exact draws of the collapsed τ density (inverse CDF on a grid) stay distributed as it after
-    one slice step each: KS test against the grid CDF (p > 1e-3), and the step moves."""
-    t = tiny
-    a_t, b_t, eta = 0.5, 0.2, 3.0
-    args = _collapsed_args(t, eta)
-    obs = jnp.asarray(t["obs"])
-    grid = np.geomspace(1e-4, 1e4, 200001)
-    lp = np.asarray(jax.vmap(lambda s: tau_collapsed_log_density(s, *args, obs, a_t, b_t))(grid)) + np.log(
-        grid
-    )
-    p = np.exp(lp - lp.max())
-    cdf = np.concatenate([[0.0], np.cumsum(0.5 * (p[1:] + p[:-1]) * np.diff(np.log(grid)))])
-    cdf /= cdf[-1]
-    start = np.interp(np.random.default_rng(4).uniform(size=5000), cdf, grid)
-    moved = jax.vmap(lambda k, tau: sample_tau_collapsed(k, *args, tau, obs, a_t, b_t))(
-        KEYS[:5000], jnp.asarray(start)
-    )
-    moved = np.asarray(moved)
+def test_slice_step_keeps_exact_draws_exact():
+    """Exact Gamma(3, 2) draws of log x stay distributed as that density after one slice step each
+    (KS test, p > 1e-3); the step moves every draw; and it corrects a wrong start: from a point
+    mass at the 5 % quantile one step puts most draws above it."""
+    dist = st.gamma(3.0, scale=0.5)
+
+    def log_density(s):  # density of s = log x
+        return 3.0 * s - 2.0 * jnp.exp(s)
+
+    start = np.log(dist.rvs(size=5000, random_state=np.random.default_rng(4)))
+    moved = np.asarray(jax.vmap(lambda k, s: slice_step(k, s, log_density))(KEYS[:5000], jnp.asarray(start)))
     assert np.mean(moved != start) > 0.99
-    assert st.kstest(moved, lambda x: np.interp(x, grid, cdf)).pvalue > 1e-3
-    # and the slice step on its own is not the identity in distribution: starting from a wrong
-    # distribution (every τ at the 5 % quantile) is visibly corrected by one step
-    q05 = float(np.interp(0.05, cdf, grid))
-    fixed = jax.vmap(lambda k: sample_tau_collapsed(k, *args, q05, obs, a_t, b_t))(KEYS[:5000])
-    assert np.mean(np.asarray(fixed) > q05) > 0.5
+    assert st.kstest(np.exp(moved), dist.cdf).pvalue > 1e-3
+    q05 = np.log(dist.ppf(0.05))
+    fixed = np.asarray(jax.vmap(lambda k: slice_step(k, q05, log_density))(KEYS[:5000]))
+    assert np.mean(fixed > q05) > 0.5

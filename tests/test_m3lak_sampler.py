@@ -60,13 +60,13 @@ CONFIGS = {
     "marginal-gaussian-vprior": dataclasses.replace(
         BASE, augmented=False, spectral_prior="gaussian", v_prior=(3.0, 3.0), lengthscale=1.0
     ),
-    "logistic-dp-vprior-collapsed-tau": dataclasses.replace(
+    "logistic-dp-vprior-collapsed-precisions": dataclasses.replace(
         BASE,
         augmented=False,
         likelihood="logistic",
         v_prior=(3.0, 3.0),
         hmc_steps_joint=4,
-        tau_update="collapsed",
+        precision_update="collapsed",
     ),
 }
 N_MC, N_SC, N_BATCH = 100_000, 20_000, 100
@@ -223,11 +223,15 @@ def test_geweke_full_sweep_passes(geweke_setup):
 @pytest.mark.slow
 def test_geweke_detects_wrong_tau_conditional(geweke_setup, monkeypatch):
     cfg, g_mc, start = geweke_setup
-    name = "sample_tau_collapsed" if cfg.tau_update == "collapsed" else "sample_tau_conditional"
+    collapsed = cfg.precision_update == "collapsed"
+    name = "sample_precisions_collapsed" if collapsed else "sample_tau_conditional"
     right = getattr(cond, name)
 
-    def wrong(*args):
-        return right(*args) / 1.3  # the conditional: rate × 1.3; collapsed: a shrunk move
+    def wrong(*args):  # τ / 1.3: the conditional with rate × 1.3, or a biased collapsed move
+        if collapsed:
+            r, tau = right(*args)
+            return r, tau / 1.3
+        return right(*args) / 1.3
 
     monkeypatch.setattr(cond, name, wrong)
     z, crit = _geweke_z(g_mc, _successive_conditional(cfg, start))

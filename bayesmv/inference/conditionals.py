@@ -19,9 +19,9 @@ __all__ = [
     "sample_inverse_gaussian",
     "sample_lambda_conditional",
     "sample_r_conditional",
-    "sample_tau_collapsed",
+    "collapsed_precision_log_density",
+    "sample_precisions_collapsed",
     "sample_tau_conditional",
-    "tau_collapsed_log_density",
     "sample_u_conditional",
     "sample_v_conditional",
     "sample_wv_conditional",
@@ -111,51 +111,64 @@ def sample_tau_conditional(key, X, H, U, W, V, obs, a_tau, b_tau):
     return _random.gamma(key, a_tau + 0.5 * n_obs * D, (), X.dtype) / rate
 
 
-def _collapsed_tau_terms(X, H, U, r, eta, obs):
-    """Sufficient statistics of ``p(X_i | τ_i, H, U_i, r_i)`` with ``[W_i V_i]`` integrated out.
-
-    With ``Z = [H U]`` (observed rows), ``A = diag(r, η·1)`` and ``A^{-1/2} ZᵀZ A^{-1/2} = Q Λ Qᵀ``,
-    each column ``x_d ~ N(0, τ^{-1}I + Z A^{-1} Zᵀ)``; by the determinant lemma and Woodbury
-    ``log p(X | τ) = (D N_o/2) log τ - (D/2) Σ_k log(1 + τλ_k) - ½τ‖X‖² + ½τ² Σ_k c_k/(1 + τλ_k)``
-    with ``c = Σ_d (Qᵀ A^{-1/2} Zᵀ x_d)²``. Returns ``(λ, c, ‖X‖², N_o D)``."""
+def _collapsed_statistics(X, H, U, obs):
+    """``(ZᵀZ, ZᵀX, ‖X‖², N_o D)`` with ``Z = [H U]`` over the observed rows (missing rows of X are 0)."""
     Z = jnp.concatenate([H, U], axis=1) * obs[:, None]
-    prior = jnp.concatenate([r, jnp.full((U.shape[1],), eta, dtype=H.dtype)])
-    Zs = Z / jnp.sqrt(prior)
-    lam, Q = jnp.linalg.eigh(Zs.T @ Zs)
-    c = jnp.sum((Q.T @ (Zs.T @ X)) ** 2, axis=1)
-    return jnp.maximum(lam, 0.0), c, jnp.sum(X**2), jnp.sum(obs) * X.shape[1]
+    return Z.T @ Z, Z.T @ X, jnp.sum(X**2), jnp.sum(obs) * X.shape[1]
 
 
-def _collapsed_log_tau_density(log_tau, terms, a_tau, b_tau, D):
-    """``log p(log τ | H, U, r, X)`` + const from :func:`_collapsed_tau_terms` (Gamma prior and
-    the Jacobian of ``τ = exp(log τ)`` included)."""
-    lam, c, sq, n_entries = terms
-    tau = jnp.exp(log_tau)
-    fit = sq - jnp.sum(c * tau / (1.0 + tau * lam))  # ‖X‖² - τ Σ c/(1+τλ) ≥ 0: the ridge residual
-    return (
-        (a_tau + 0.5 * n_entries) * log_tau
-        - b_tau * tau
-        - 0.5 * D * jnp.sum(jnp.log1p(tau * lam))
-        - 0.5 * tau * fit
+def _collapsed_log_density(log_r, log_tau, stats, eta, a_r, b_r, a_tau, b_tau):
+    """``log p(log r_i, log τ_i | H, U_i, X_i)`` + const with ``[W_i V_i]`` integrated out.
+
+    Each column ``x_d ~ N(0, τ⁻¹I + Z A⁻¹ Zᵀ)``, ``A = diag(r, η·1)``; with ``P = A + τ ZᵀZ = L Lᵀ``
+    (determinant lemma and Woodbury) ``log p(X | r, τ) = (N_o D/2) log τ + (D/2) log|A|
+    - (D/2) log|P| - ½τ‖X‖² + ½τ² ‖L⁻¹ZᵀX‖²``; Gamma priors and the Jacobians of the log scale
+    included."""
+    ZtZ, ZtX, sq, n_entries = stats
+    D = ZtX.shape[1]
+    r, tau = jnp.exp(log_r), jnp.exp(log_tau)
+    K = ZtZ.shape[0] - r.shape[0]
+    L = jnp.linalg.cholesky(jnp.diag(jnp.concatenate([r, jnp.full((K,), eta, r.dtype)])) + tau * ZtZ)
+    quad = jnp.sum(solve_triangular(L, ZtX, lower=True) ** 2)
+    loglik = (
+        0.5 * n_entries * log_tau
+        + 0.5 * D * jnp.sum(log_r)
+        - D * jnp.sum(jnp.log(jnp.diagonal(L)))
+        - 0.5 * tau * (sq - tau * quad)
     )
+    return loglik + jnp.sum(a_r * log_r - b_r * r) + a_tau * log_tau - b_tau * tau
 
 
-def tau_collapsed_log_density(tau, X, H, U, r, eta, obs, a_tau, b_tau):
-    """``log p(τ_i | H, U_i, r_i, X_i)`` + const with ``[W_i V_i]`` integrated out (a density in
-    ``τ``; the Gamma(a_τ, b_τ) prior included)."""
-    terms = _collapsed_tau_terms(X, H, U, r, eta, obs)
-    log_tau = jnp.log(tau)
-    return _collapsed_log_tau_density(log_tau, terms, a_tau, b_tau, X.shape[1]) - log_tau
+def collapsed_precision_log_density(r, tau, X, H, U, eta, obs, a_r, b_r, a_tau, b_tau):
+    """``log p(r_i, τ_i | H, U_i, X_i)`` + const with ``[W_i V_i]`` integrated out (a density in
+    ``(r, τ)``; the Gamma priors of eqs. 13–14 included)."""
+    stats = _collapsed_statistics(X, H, U, obs)
+    log_r, log_tau = jnp.log(r), jnp.log(tau)
+    log_dens = _collapsed_log_density(log_r, log_tau, stats, eta, a_r, b_r, a_tau, b_tau)
+    return log_dens - jnp.sum(log_r) - log_tau
 
 
-def sample_tau_collapsed(key, X, H, U, r, eta, tau, obs, a_tau, b_tau):
-    """τ_i | H, U_i, r_i with ``[W_i V_i]`` integrated out: one slice-sampling step in ``log τ``
-    from the current ``tau`` (an MCMC move, not an independent draw). Follow it by
-    :func:`sample_wv_conditional` at the new τ: together a joint move of ``(τ_i, W_i, V_i)``."""
-    terms = _collapsed_tau_terms(X, H, U, r, eta, obs)
-    D = X.shape[1]
-    log_tau = slice_step(key, jnp.log(tau), lambda s: _collapsed_log_tau_density(s, terms, a_tau, b_tau, D))
-    return jnp.exp(log_tau)
+def sample_precisions_collapsed(key, X, H, U, r, tau, eta, obs, a_r, b_r, a_tau, b_tau):
+    """``(r_i, τ_i) | H, U_i, X_i`` with ``[W_i V_i]`` integrated out: one slice-sampling step in
+    each of ``log r_i1 … log r_im, log τ_i`` in turn, from the current values (an MCMC move that
+    leaves this marginal invariant, not an independent draw). Follow it by
+    :func:`sample_wv_conditional` at the new values: together a joint move of
+    ``(r_i, τ_i, W_i, V_i)``. One ``(m+K)``-dim Cholesky per density evaluation. Returns ``(r, τ)``."""
+    stats = _collapsed_statistics(X, H, U, obs)
+    m = r.shape[0]
+
+    def log_density(x):
+        return _collapsed_log_density(x[:m], x[m], stats, eta, a_r, b_r, a_tau, b_tau)
+
+    def coordinate(j, carry):
+        x, key = carry
+        key, k = jax.random.split(key)
+        x_j = slice_step(k, x[j], lambda s: log_density(x.at[j].set(s)))
+        return x.at[j].set(x_j), key
+
+    x0 = jnp.concatenate([jnp.log(r), jnp.log(tau)[None]])
+    x, _ = jax.lax.fori_loop(0, m + 1, coordinate, (x0, key))
+    return jnp.exp(x[:m]), jnp.exp(x[m])
 
 
 def sample_v_conditional(key, beta, a_v, b_v):

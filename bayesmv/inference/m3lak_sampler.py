@@ -9,8 +9,8 @@ One sweep (:func:`m3lak_sweep`, pure and jit-able) updates, in order:
 3. DP slice sampler (eqs. 5–9) — only for ``spectral_prior="dp"``,
 4. ``λ`` (eq. 2), 5. ``β`` (eq. 1), 6. ``U`` (eq. 10), 7. ``[W_i V_i]`` jointly per view
    (DESIGN §5), 8. ``r`` (eq. 13, corrected), 9. ``τ`` (eq. 14), 10. ``v`` (if ``v_prior``).
-   With ``config.tau_update="collapsed"`` τ_i moves before ``[W_i V_i]``, with them integrated
-   out (:func:`~bayesmv.inference.conditionals.sample_tau_collapsed`).
+   With ``config.precision_update="collapsed"`` τ_i and r_i move before ``[W_i V_i]``, with
+   ``[W_i V_i]`` integrated out (:func:`~bayesmv.inference.conditionals.sample_precisions_collapsed`).
 
 With ``config.augmented=True`` the ``H`` and ``Ω`` updates condition on ``λ`` (the paper). With
 ``augmented=False`` they target the λ-marginal hinge ``exp(-2C max(0, ζ))`` instead; because
@@ -383,20 +383,20 @@ def m3lak_sweep(
             W, Vv, tau_i = latent.Ws[i], latent.Vs[i], latent.tau[i]
             U = cond.sample_u_conditional(kU[i], X, latent.H, W, Vv, tau_i, o)
             U, flag = _guard(U, latent.Us[i], 6, flag)
-            if config.tau_update == "collapsed":  # (τ, [W V]) jointly: τ with [W V] integrated out
-                t_i = cond.sample_tau_collapsed(
-                    kt[i], X, latent.H, U, latent.r[i], config.eta, tau_i, o, config.a_tau, config.b_tau
+            collapsed = config.precision_update == "collapsed"
+            r_i = latent.r[i]
+            if collapsed:  # (r, τ, [W V]) jointly: r and τ with [W V] integrated out
+                new = cond.sample_precisions_collapsed(
+                    kt[i], X, latent.H, U, r_i, tau_i, config.eta, o, *config.precision_priors
                 )
-                tau_i, flag = _guard(t_i, tau_i, 9, flag)
-            W_new, V_new = cond.sample_wv_conditional(
-                kWV[i], X, latent.H, U, latent.r[i], config.eta, tau_i, o
-            )
+                (r_i, tau_i), flag = _guard(new, (r_i, tau_i), 9, flag)
+            W_new, V_new = cond.sample_wv_conditional(kWV[i], X, latent.H, U, r_i, config.eta, tau_i, o)
             (W, Vv), flag = _guard((W_new, V_new), (W, Vv), 7, flag)
-            r_i = cond.sample_r_conditional(kr[i], W, config.a_r, config.b_r)
-            r_i, flag = _guard(r_i, latent.r[i], 8, flag)
-            if config.tau_update == "conditional":
-                t_i = cond.sample_tau_conditional(kt[i], X, latent.H, U, W, Vv, o, config.a_tau, config.b_tau)
-                tau_i, flag = _guard(t_i, tau_i, 9, flag)
+            if not collapsed:
+                new = cond.sample_r_conditional(kr[i], W, config.a_r, config.b_r)
+                r_i, flag = _guard(new, r_i, 8, flag)
+                new = cond.sample_tau_conditional(kt[i], X, latent.H, U, W, Vv, o, config.a_tau, config.b_tau)
+                tau_i, flag = _guard(new, tau_i, 9, flag)
             Us.append(U), Ws.append(W), Vs.append(Vv), rs.append(r_i), taus.append(tau_i)
         latent = latent._replace(
             Us=tuple(Us), Ws=tuple(Ws), Vs=tuple(Vs), r=jnp.stack(rs), tau=jnp.stack(taus)

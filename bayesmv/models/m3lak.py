@@ -46,7 +46,7 @@ __all__ = [
 
 
 LIKELIHOODS = ("hinge", "logistic")
-TAU_UPDATES = ("conditional", "collapsed")
+PRECISION_UPDATES = ("conditional", "collapsed")
 # Sampler blocks that M3LAKConfig.fixed_blocks can hold fixed: H; Ω (hinge) or the joint (β, Ω)
 # move (logistic); the DP table; λ and β (hinge); the latent variable model U, [W V], r, τ.
 FIXABLE_BLOCKS = ("H", "omega", "dp", "lambda_beta", "lvm")
@@ -89,9 +89,10 @@ class M3LAKConfig:
     # "logistic": P(y | f) = σ(y f), no λ, β and Ω moved jointly by one HMC (hmc_steps_joint).
     likelihood: str = "hinge"
     hmc_steps_joint: int = 30  # leapfrog steps of the joint (β, Ω) HMC (likelihood="logistic")
-    # "conditional": τ_i | W_i, V_i by its Gamma conditional (eq. 14); "collapsed": τ_i by a slice
-    # step with [W_i V_i] integrated out, then [W_i V_i] at the new τ_i (a joint move).
-    tau_update: str = "conditional"
+    # "conditional": r_i | W_i and τ_i | W_i, V_i by their Gamma conditionals (eqs. 13–14);
+    # "collapsed": r_i and τ_i by slice steps with [W_i V_i] integrated out, then [W_i V_i] at
+    # the new values (a joint move; ARD columns switched off no longer random-walk in r).
+    precision_update: str = "conditional"
     # Blocks held at their initial values (a diagnostic: which block holds the chain back);
     # names in FIXABLE_BLOCKS.
     fixed_blocks: tuple = ()
@@ -100,6 +101,11 @@ class M3LAKConfig:
     hmc_steps_omega: int = 10  # leapfrog steps of the joint HMC for Ω
     target_accept: float = 0.8  # dual-averaging target (both HMC blocks)
     init_step_size: float = 0.05
+
+    @property
+    def precision_priors(self) -> tuple:
+        """``(a_r, b_r, a_τ, b_τ)``: the Gamma priors of the ARD and noise precisions."""
+        return self.a_r, self.b_r, self.a_tau, self.b_tau
 
     @property
     def nu0(self) -> float:
@@ -164,8 +170,10 @@ class M3LAKConfig:
             raise ValueError(f"M3LAKConfig.likelihood must be one of {LIKELIHOODS}; got {self.likelihood!r}")
         if self.likelihood == "logistic" and self.augmented:
             raise ValueError("M3LAKConfig.augmented=True needs the hinge likelihood (λ augments the hinge)")
-        if self.tau_update not in TAU_UPDATES:
-            raise ValueError(f"M3LAKConfig.tau_update must be one of {TAU_UPDATES}; got {self.tau_update!r}")
+        if self.precision_update not in PRECISION_UPDATES:
+            raise ValueError(
+                f"M3LAKConfig.precision_update must be one of {PRECISION_UPDATES}; got {self.precision_update!r}"
+            )
         unknown = set(self.fixed_blocks) - set(FIXABLE_BLOCKS)
         if not isinstance(self.fixed_blocks, tuple) or unknown:
             raise ValueError(
