@@ -55,8 +55,8 @@ LEVERS = {  # Part 2: estimator parameters on top of the defaults; the first row
     "hinge, gaussian spectrum": dict(likelihood="hinge", spectral_prior="gaussian"),
     "logistic, joint (β, Ω)": dict(likelihood="logistic"),
     "logistic, joint (β, Ω), M = 25": dict(likelihood="logistic", n_frequencies=25),
-    "logistic + collapsed r, τ": dict(likelihood="logistic", precision_update="collapsed"),
-    "logistic + collapsed r, τ, M = 25": dict(
+    "logistic + collapsed U, r, τ": dict(likelihood="logistic", precision_update="collapsed"),
+    "logistic + collapsed U, r, τ, M = 25": dict(
         likelihood="logistic", precision_update="collapsed", n_frequencies=25
     ),
 }

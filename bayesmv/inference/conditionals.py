@@ -11,7 +11,7 @@ import jax.numpy as jnp
 from jax.scipy.linalg import cho_solve, solve_triangular
 
 from . import _random
-from .slice import slice_step
+from .slice import elliptical_slice_step, slice_step
 
 __all__ = [
     "gaussian_from_precision",
@@ -22,6 +22,8 @@ __all__ = [
     "collapsed_precision_log_density",
     "sample_precisions_collapsed",
     "sample_tau_conditional",
+    "sample_u_collapsed",
+    "u_collapsed_log_likelihood",
     "sample_u_conditional",
     "sample_v_conditional",
     "sample_wv_conditional",
@@ -80,6 +82,30 @@ def sample_u_conditional(key, X, H, W, V, tau, obs):
     eps = jax.random.normal(key, mean.shape, dtype=mean.dtype)
     noise = solve_triangular(L.T, eps.T, lower=False).T
     return jnp.where(obs[:, None], mean + noise, eps)
+
+
+def u_collapsed_log_likelihood(U, X, H, W, tau, eta, obs):
+    """``log p(X_i | U_i, H, W_i, τ_i)`` + const with ``V_i`` integrated out (``V`` rows ~ N(0, I/η)).
+
+    The residual columns ``R_d = x_d - W_d h`` (observed rows) are ``N(0, τ⁻¹I + U Uᵀ/η)``; with
+    ``S = UᵀU`` (K×K), by the determinant lemma and Woodbury:
+    ``-(D/2) log|I + (τ/η) S| + (τ²/2) Σ_d (UᵀR_d)ᵀ (ηI + τS)⁻¹ (UᵀR_d)`` (U-free terms dropped)."""
+    K, D = U.shape[1], X.shape[1]
+    Uo = U * obs[:, None]
+    R = (X - H @ W.T) * obs[:, None]
+    S = Uo.T @ Uo
+    G = Uo.T @ R  # (K, D)
+    L = jnp.linalg.cholesky(eta * jnp.eye(K, dtype=U.dtype) + tau * S)
+    logdet = 2.0 * jnp.sum(jnp.log(jnp.diagonal(L))) - K * jnp.log(eta)  # log|I + (τ/η) S|
+    return -0.5 * D * logdet + 0.5 * tau**2 * jnp.sum(solve_triangular(L, G, lower=True) ** 2)
+
+
+def sample_u_collapsed(key, X, H, W, U, tau, eta, obs):
+    """U_i | H, W_i, τ_i with ``V_i`` integrated out: one elliptical slice step from the current
+    ``U`` (prior ``N(0, I)``; rows of missing views move under the prior alone). The ``U``-``V``
+    pair, where ``V``'s prior (precision η) keeps it small, otherwise moves slowly and holds τ back.
+    Valid before a step that integrates ``V`` out or draws it anew (``[W V]`` in the sweep)."""
+    return elliptical_slice_step(key, U, lambda Uc: u_collapsed_log_likelihood(Uc, X, H, W, tau, eta, obs))
 
 
 def sample_wv_conditional(key, X, H, U, r, eta, tau, obs):

@@ -9,8 +9,9 @@ One sweep (:func:`m3lak_sweep`, pure and jit-able) updates, in order:
 3. DP slice sampler (eqs. 5–9) — only for ``spectral_prior="dp"``,
 4. ``λ`` (eq. 2), 5. ``β`` (eq. 1), 6. ``U`` (eq. 10), 7. ``[W_i V_i]`` jointly per view
    (DESIGN §5), 8. ``r`` (eq. 13, corrected), 9. ``τ`` (eq. 14), 10. ``v`` (if ``v_prior``).
-   With ``config.precision_update="collapsed"`` τ_i and r_i move before ``[W_i V_i]``, with
-   ``[W_i V_i]`` integrated out (:func:`~bayesmv.inference.conditionals.sample_precisions_collapsed`).
+   With ``config.precision_update="collapsed"`` U_i moves with V_i integrated out (elliptical
+   slice), then r_i and τ_i with ``[W_i V_i]`` integrated out
+   (:func:`~bayesmv.inference.conditionals.sample_precisions_collapsed`), then ``[W_i V_i]``.
 
 With ``config.augmented=True`` the ``H`` and ``Ω`` updates condition on ``λ`` (the paper). With
 ``augmented=False`` they target the λ-marginal hinge ``exp(-2C max(0, ζ))`` instead; because
@@ -381,9 +382,12 @@ def m3lak_sweep(
         for i in range(nV):
             X, o = data.Xs[i], data.obs[:, i]
             W, Vv, tau_i = latent.Ws[i], latent.Vs[i], latent.tau[i]
-            U = cond.sample_u_conditional(kU[i], X, latent.H, W, Vv, tau_i, o)
-            U, flag = _guard(U, latent.Us[i], 6, flag)
             collapsed = config.precision_update == "collapsed"
+            if collapsed:  # V integrated out; the [W V] step below draws V anew
+                U = cond.sample_u_collapsed(kU[i], X, latent.H, W, latent.Us[i], tau_i, config.eta, o)
+            else:
+                U = cond.sample_u_conditional(kU[i], X, latent.H, W, Vv, tau_i, o)
+            U, flag = _guard(U, latent.Us[i], 6, flag)
             r_i = latent.r[i]
             if collapsed:  # (r, τ, [W V]) jointly: r and τ with [W V] integrated out
                 new = cond.sample_precisions_collapsed(

@@ -1,7 +1,8 @@
-"""Univariate slice sampling (Neal 2003, "Slice sampling", §4: stepping out and shrinkage).
+"""Slice sampling: univariate (Neal 2003, §4: stepping out and shrinkage) and elliptical
+(Murray, Adams & MacKay 2010) for a Gaussian prior times a likelihood.
 
-:func:`slice_step` is one transition that leaves a one-dimensional density ``exp(logpdf)``
-invariant, written with ``lax.while_loop`` so it is jit-able and vmappable.
+Each function is one transition that leaves its target invariant, written with
+``lax.while_loop`` so it is jit-able and vmappable.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-__all__ = ["slice_step"]
+__all__ = ["elliptical_slice_step", "slice_step"]
 
 
 def slice_step(key, x0, logpdf, width=1.0, max_steps=32):
@@ -54,3 +55,34 @@ def slice_step(key, x0, logpdf, width=1.0, max_steps=32):
         return key, lo, hi, on_slice, x1
 
     return jax.lax.while_loop(shrink_cond, shrink_body, (k_shrink, left, right, jnp.zeros((), bool), x0))[4]
+
+
+def elliptical_slice_step(key, x0, log_likelihood):
+    """One elliptical slice-sampling transition (Murray, Adams & MacKay 2010, Fig. 2) for a
+    target ``N(x; 0, I) exp(log_likelihood(x))``: ``x`` moves on the ellipse through ``x0`` and an
+    auxiliary prior draw, the angle bracket shrinking until a point above the slice level is
+    found. Leaves that target invariant; any array shape."""
+    k_nu, k_level, k_angle, k_shrink = jax.random.split(key, 4)
+    dtype = x0.dtype
+    nu = jax.random.normal(k_nu, x0.shape, dtype)
+    level = log_likelihood(x0) - jax.random.exponential(k_level, (), dtype)
+    theta = 2.0 * jnp.pi * jax.random.uniform(k_angle, (), dtype)
+
+    def propose(t):
+        return x0 * jnp.cos(t) + nu * jnp.sin(t)
+
+    def cond(state):
+        return ~state[4]
+
+    def body(state):
+        key, lo, hi, theta, _, x = state
+        x = propose(theta)
+        ok = log_likelihood(x) > level
+        lo = jnp.where(~ok & (theta < 0), theta, lo)
+        hi = jnp.where(~ok & (theta >= 0), theta, hi)
+        key, k = jax.random.split(key)
+        new_theta = jnp.where(ok, theta, lo + (hi - lo) * jax.random.uniform(k, (), dtype))
+        return key, lo, hi, new_theta, ok, x
+
+    init = (k_shrink, theta - 2.0 * jnp.pi, theta, theta, jnp.zeros((), bool), x0)
+    return jax.lax.while_loop(cond, body, init)[5]
