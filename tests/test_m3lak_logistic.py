@@ -191,6 +191,11 @@ def test_config_rejects_bad_likelihood_settings():
         M3LAKConfig(fixed_blocks=("tau",)).validate()
     with pytest.raises(ValueError, match="fixed_blocks"):
         M3LAKConfig(fixed_blocks=["H"]).validate()
+    from bayesmv import M3LAKClassifier
+
+    with pytest.raises(ValueError, match="fixed_blocks"):
+        M3LAKClassifier(fixed_blocks="H")._make_config()  # a string is not a sequence of names
+    assert M3LAKClassifier(fixed_blocks=["H"])._make_config().fixed_blocks == ("H",)
 
 
 def test_fixed_blocks_stay_at_their_initial_values(tiny_problem):

@@ -90,9 +90,13 @@ def u_collapsed_log_likelihood(U, X, H, W, tau, eta, obs):
     The residual columns ``R_d = x_d - W_d h`` (observed rows) are ``N(0, τ⁻¹I + U Uᵀ/η)``; with
     ``S = UᵀU`` (K×K), by the determinant lemma and Woodbury:
     ``-(D/2) log|I + (τ/η) S| + (τ²/2) Σ_d (UᵀR_d)ᵀ (ηI + τS)⁻¹ (UᵀR_d)`` (U-free terms dropped)."""
-    K, D = U.shape[1], X.shape[1]
+    return _u_log_likelihood(U, (X - H @ W.T) * obs[:, None], tau, eta, obs)
+
+
+def _u_log_likelihood(U, R, tau, eta, obs):
+    """:func:`u_collapsed_log_likelihood` given the masked residual ``R = (X - H Wᵀ) · obs``."""
+    K, D = U.shape[1], R.shape[1]
     Uo = U * obs[:, None]
-    R = (X - H @ W.T) * obs[:, None]
     S = Uo.T @ Uo
     G = Uo.T @ R  # (K, D)
     L = jnp.linalg.cholesky(eta * jnp.eye(K, dtype=U.dtype) + tau * S)
@@ -105,7 +109,8 @@ def sample_u_collapsed(key, X, H, W, U, tau, eta, obs):
     ``U`` (prior ``N(0, I)``; rows of missing views move under the prior alone). The ``U``-``V``
     pair, where ``V``'s prior (precision η) keeps it small, otherwise moves slowly and holds τ back.
     Valid before a step that integrates ``V`` out or draws it anew (``[W V]`` in the sweep)."""
-    return elliptical_slice_step(key, U, lambda Uc: u_collapsed_log_likelihood(Uc, X, H, W, tau, eta, obs))
+    R = (X - H @ W.T) * obs[:, None]  # free of U: once per step, not per ellipse point
+    return elliptical_slice_step(key, U, lambda Uc: _u_log_likelihood(Uc, R, tau, eta, obs))
 
 
 def sample_wv_conditional(key, X, H, U, r, eta, tau, obs):

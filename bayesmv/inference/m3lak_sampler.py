@@ -67,7 +67,6 @@ __all__ = [
 ]
 
 BLOCK_NAMES = {
-    11: "(beta, omega) joint HMC",
     1: "H (per-row HMC)",
     2: "omega (HMC)",
     3: "DP slice sampler",
@@ -78,6 +77,7 @@ BLOCK_NAMES = {
     8: "r",
     9: "tau",
     10: "v",
+    11: "(beta, omega) joint HMC",
 }
 
 
@@ -249,8 +249,8 @@ def joint_beta_omega_step(key, H, omega, beta, v, dp: DPState, y, valid, step_si
     P = beta.shape[0]
     mu = dp.mu[dp.z]
     G = dp.prec_sqrt[dp.z]
-    eye = jnp.broadcast_to(jnp.eye(m, dtype=omega.dtype), G.shape)
-    to_omega = jnp.linalg.solve(jnp.swapaxes(G, -1, -2), eye)  # G_j^{-T}, once per sweep
+    eye = jnp.broadcast_to(jnp.eye(m, dtype=omega.dtype), dp.prec_sqrt.shape)
+    to_omega = jnp.linalg.solve(jnp.swapaxes(dp.prec_sqrt, -1, -2), eye)[dp.z]  # G^{-T}, per component
     sqrt_v = jnp.sqrt(v)
 
     def unpack(x):
@@ -379,10 +379,10 @@ def m3lak_sweep(
     if "lvm" not in fixed:
         kU, kWV, kr, kt = (jax.random.split(k, nV) for k in keys[5:9])
         Us, Ws, Vs, rs, taus = [], [], [], [], []
+        collapsed = config.precision_update == "collapsed"
         for i in range(nV):
             X, o = data.Xs[i], data.obs[:, i]
             W, Vv, tau_i = latent.Ws[i], latent.Vs[i], latent.tau[i]
-            collapsed = config.precision_update == "collapsed"
             if collapsed:  # V integrated out; the [W V] step below draws V anew
                 U = cond.sample_u_collapsed(kU[i], X, latent.H, W, latent.Us[i], tau_i, config.eta, o)
             else:
