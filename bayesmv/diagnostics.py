@@ -59,39 +59,50 @@ class FitTrace:
 
 
 def to_inference_data(
-    mcmc, observed_data=None, posterior_predictive=None, coords=None, dims=None, extra_sample_stats=None
+    mcmc,
+    observed_data=None,
+    posterior_predictive=None,
+    coords=None,
+    dims=None,
+    extra_sample_stats=None,
+    log_likelihood=None,
+    constant_data=None,
 ) -> az.InferenceData:
     """Convert a ``numpyro.infer.MCMC`` run (or its draws: a dict of ``(chain, draw, ...)``
     arrays) to ``arviz.InferenceData``.
 
     Keeps NumPyro's sample statistics (``diverging``, ``accept_prob``, ``num_steps``, …) and adds
-    ``extra_sample_stats`` (arrays shaped ``(chain, draw, ...)``) and ``observed_data``
-    (a dict of arrays).
+    ``extra_sample_stats`` (arrays shaped ``(chain, draw, ...)``), ``log_likelihood`` (pointwise,
+    ``(chain, draw, ...)``, named after the observed variable, for ``az.loo`` / ``az.waic``),
+    ``observed_data`` and ``constant_data`` (dicts of arrays). ``coords`` / ``dims`` name the
+    dimensions of every group's variables, as in ``az.from_dict``.
     """
+    groups = {
+        "sample_stats": extra_sample_stats,
+        "log_likelihood": log_likelihood,
+        "observed_data": observed_data,
+        "constant_data": constant_data,
+    }
+    groups = {g: {k: np.asarray(v) for k, v in d.items()} for g, d in groups.items() if d}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if isinstance(mcmc, dict):
-            idata = az.from_dict(
+            return az.from_dict(
                 posterior={k: np.asarray(v) for k, v in mcmc.items()},
+                posterior_predictive=posterior_predictive,
                 coords=coords,
                 dims=dims,
-                posterior_predictive=posterior_predictive,
+                **groups,
             )
-        else:
-            idata = az.from_numpyro(mcmc, coords=coords, dims=dims, posterior_predictive=posterior_predictive)
-        if extra_sample_stats:
-            extra = az.from_dict(sample_stats={k: np.asarray(v) for k, v in extra_sample_stats.items()})
-            if "sample_stats" in idata.groups():
-                idata.sample_stats = idata.sample_stats.assign(
-                    {k: extra.sample_stats[k] for k in extra.sample_stats.data_vars}
-                )
-            else:
-                idata.add_groups(sample_stats=extra.sample_stats)
-        if observed_data:
-            obs = az.from_dict(observed_data={k: np.asarray(v) for k, v in observed_data.items()})
-            if "observed_data" in idata.groups():
-                del idata.observed_data
-            idata.add_groups(observed_data=obs.observed_data)
+        idata = az.from_numpyro(mcmc, coords=coords, dims=dims, posterior_predictive=posterior_predictive)
+        extra = az.from_dict(coords=coords, dims=dims, **groups)
+        for group in groups:
+            if group == "sample_stats" and "sample_stats" in idata.groups():
+                idata.sample_stats = idata.sample_stats.assign(dict(extra.sample_stats.data_vars))
+                continue
+            if group in idata.groups():
+                delattr(idata, group)
+            idata.add_groups({group: getattr(extra, group)})
     return idata
 
 

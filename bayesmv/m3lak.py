@@ -35,7 +35,7 @@ from .base import MultiViewMixin, encode_labels, one_vs_rest_targets, warn_sampl
 from .datasets import MultiViewStandardScaler, check_positive, observed_mask
 from .inference._threads import single_threaded_blas
 from .kernels import implied_kernel
-from .models.m3lak import decision_values
+from .models.m3lak import decision_values, pointwise_log_likelihood
 
 __all__ = ["M3LAKClassifier", "KernelBand", "predictive_latent_moments", "sample_predictive_decisions"]
 
@@ -239,8 +239,10 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         flattened over chains: ``"W_i"``, ``"V_i"``, ``"tau"``, ``"beta"``, ``"omega"``.
     inference_data_ : arviz.InferenceData
         Posterior (β, Ω, τ, r, W, V, DP weights/assignments, training decision values), sample
-        statistics and ``observed_data`` y. With more than two classes every variable gains an
-        ``ovr_class`` dimension (one slice per one-vs-rest problem).
+        statistics, ``observed_data`` y (±1) and ``log_likelihood`` y (``log p(y_n | f_n)`` per
+        draw and training sample under ``likelihood``; the hinge's is its pseudo-likelihood), so
+        ``az.loo`` / ``az.waic`` / ``az.compare`` work. With more than two classes every variable
+        gains an ``ovr_class`` dimension (one slice per one-vs-rest problem).
     """
 
     _allow_missing = True
@@ -468,10 +470,12 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
                 [f"W_{i}" for i in range(len(Zs))] + [f"V_{i}" for i in range(len(Zs))] + list(_PREDICT_KEYS)
             )
             draws.append({name: samples[name].reshape((-1,) + samples[name].shape[2:]) for name in keep})
+            log_lik = pointwise_log_likelihood(samples["decision"], targets[:, k], config)
             idatas.append(
                 to_inference_data(
                     samples,
                     observed_data={"y": targets[:, k]},
+                    log_likelihood={"y": np.asarray(log_lik)},
                     extra_sample_stats={
                         key: np.asarray(val) for key, val in (post.extra_stats or {}).items()
                     },
@@ -595,12 +599,13 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
 
 
 def _stack_inference_data(idatas):
-    """Concatenate per-class InferenceData along a new ``ovr_class`` dimension."""
+    """Concatenate per-class InferenceData along a new ``ovr_class`` dimension (coordinates: the
+    class labels)."""
     import arviz as az
     import xarray as xr
 
     groups = {}
-    for group in ("posterior", "sample_stats", "observed_data"):
+    for group in ("posterior", "sample_stats", "log_likelihood", "observed_data"):
         parts = [getattr(idata, group) for idata in idatas if group in idata.groups()]
         if len(parts) == len(idatas):
             with warnings.catch_warnings():

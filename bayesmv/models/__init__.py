@@ -10,6 +10,7 @@ from .m3lak import (
     latent_variable_model,
     logistic_log_likelihood,
     m3lak_model,
+    pointwise_log_likelihood,
     spectral_prior_model,
 )
 
@@ -23,5 +24,6 @@ __all__ = [
     "latent_variable_model",
     "logistic_log_likelihood",
     "m3lak_model",
+    "pointwise_log_likelihood",
     "spectral_prior_model",
 ]

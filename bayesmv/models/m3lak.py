@@ -41,6 +41,7 @@ __all__ = [
     "latent_variable_model",
     "logistic_log_likelihood",
     "m3lak_model",
+    "pointwise_log_likelihood",
     "spectral_prior_model",
 ]
 
@@ -236,6 +237,15 @@ def hinge_log_pseudo_likelihood(decision, y, C):
 def logistic_log_likelihood(decision, y):
     """Per-sample ``log σ(y f) = -softplus(-y f)`` (``likelihood="logistic"``, y = ±1)."""
     return -jax.nn.softplus(-y * decision)
+
+
+def pointwise_log_likelihood(decision, y, config: M3LAKConfig):
+    """``log p(y_n | f_n)`` per sample under ``config.likelihood``: :func:`logistic_log_likelihood`,
+    or for the hinge the λ-marginal :func:`hinge_log_pseudo_likelihood` (not normalised over ``y``:
+    its LOO / WAIC compare hinge fits with one another, not with logistic ones)."""
+    if config.likelihood == "logistic":
+        return logistic_log_likelihood(decision, y)
+    return hinge_log_pseudo_likelihood(decision, y, config.C)
 
 
 def augmented_hinge_log_factor(decision, y, lam, C):

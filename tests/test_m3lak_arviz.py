@@ -1,0 +1,62 @@
+"""M3LAK's posterior as an ArviZ object: pointwise log-likelihood (LOO, WAIC, compare).
+
+Two small logistic fits (N = 40, two views, 2 chains) that differ in ``n_latent`` are shared
+by the tests (module-scoped: one compile each).
+"""
+
+import warnings
+
+import arviz as az
+import numpy as np
+import pytest
+from scipy.special import log_expit
+
+import bayesmv  # noqa: F401  (float64)
+from bayesmv import M3LAKClassifier
+from bayesmv.datasets import make_latent_views
+
+SETTINGS = dict(n_frequencies=8, num_warmup=60, num_samples=60, num_chains=2, seed=1, likelihood="logistic")
+
+
+def _fit(**params):
+    Xs, y = make_latent_views(
+        n_samples=40, n_views=2, n_latent=2, n_features=6, noise=0.3, rule="circle", seed=0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # short chains: the sampler-trouble warning is expected
+        return M3LAKClassifier(**{**SETTINGS, **params}).fit(Xs, y)
+
+
+@pytest.fixture(scope="module")
+def fits():
+    return _fit(n_latent=2), _fit(n_latent=3)
+
+
+def test_log_likelihood_is_log_sigmoid_of_the_decision_values(fits):
+    idata = fits[0].inference_data_
+    ll = idata.log_likelihood["y"].values
+    f = idata.posterior["decision"].values
+    y = idata.observed_data["y"].values
+    assert ll.shape == f.shape == (2, 60, 40)
+    np.testing.assert_allclose(ll, log_expit(y * f), rtol=1e-12)
+
+
+def test_hinge_log_likelihood_is_the_pseudo_likelihood(fitted_estimator):
+    est = fitted_estimator("M3LAKClassifier")
+    idata = est.inference_data_
+    f, y = idata.posterior["decision"].values, idata.observed_data["y"].values
+    expected = -2.0 * est.C * np.maximum(0.0, 1.0 - y * f)
+    np.testing.assert_allclose(idata.log_likelihood["y"].values, expected, rtol=1e-12)
+
+
+def test_loo_waic_and_compare_are_finite(fits):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Pareto-k warnings on 120 draws
+        loo = az.loo(fits[0].inference_data_, pointwise=True)
+        waic = az.waic(fits[0].inference_data_)
+        table = az.compare({"m=2": fits[0].inference_data_, "m=3": fits[1].inference_data_})
+    assert np.isfinite(loo.elpd_loo) and np.isfinite(loo.se) and loo.loo_i.shape == (40,)
+    assert np.isfinite(waic.elpd_waic)
+    assert loo.elpd_loo < 0  # a sum of log-probabilities of 40 binary labels
+    assert list(table.index) and np.isfinite(table["elpd_loo"].to_numpy(dtype=float)).all()
+    assert set(table.index) == {"m=2", "m=3"}
