@@ -180,6 +180,37 @@ def sample_predictive_decisions(draws, Xs, key, chunk_size=None):
     return f
 
 
+def posterior_dims(n_samples, n_features_per_view, n_frequencies, n_latent, n_view_latent):
+    """``(coords, dims)`` naming every M3LAK draw's axes for ``az.from_dict``: ``sample``
+    (training points), ``view``, ``feature_i`` (view i's features), ``latent`` (shared, m),
+    ``view_latent`` (per view, K), ``frequency`` (M), ``rff_feature`` (``cos_j``, ``sin_j``,
+    ``bias``: the 2M + 1 entries of β), ``dp_component``."""
+    M = n_frequencies
+    coords = {
+        "sample": np.arange(n_samples),
+        "view": np.arange(len(n_features_per_view)),
+        "latent": np.arange(n_latent),
+        "view_latent": np.arange(n_view_latent),
+        "frequency": np.arange(M),
+        "rff_feature": [f"cos_{j}" for j in range(M)] + [f"sin_{j}" for j in range(M)] + ["bias"],
+    }
+    dims = {
+        "beta": ["rff_feature"],
+        "omega": ["frequency", "latent"],
+        "tau": ["view"],
+        "r": ["view", "latent"],
+        "decision": ["sample"],
+        "y": ["sample"],
+        "dp_weights": ["dp_component"],
+        "dp_assignments": ["frequency"],
+    }
+    for i, D in enumerate(n_features_per_view):
+        coords[f"feature_{i}"] = np.arange(D)
+        dims[f"W_{i}"] = [f"feature_{i}", "latent"]
+        dims[f"V_{i}"] = [f"feature_{i}", "view_latent"]
+    return coords, dims
+
+
 # --------------------------------------------------------------------------------------------
 # Estimator
 # --------------------------------------------------------------------------------------------
@@ -438,6 +469,9 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             self.view_scales_ = [np.ones(X.shape[1]) for X in views]
         Zs = self._standardize(views)
         targets = one_vs_rest_targets(codes, len(classes))
+        coords, dims = posterior_dims(
+            len(y), [X.shape[1] for X in views], config.n_frequencies, config.n_latent, config.n_view_latent
+        )
         draws, idatas, notes = [], [], []
         for k in range(targets.shape[1]):
             post = run_m3lak(
@@ -476,6 +510,8 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
                     samples,
                     observed_data={"y": targets[:, k]},
                     log_likelihood={"y": np.asarray(log_lik)},
+                    coords=coords,
+                    dims=dims,
                     extra_sample_stats={
                         key: np.asarray(val) for key, val in (post.extra_stats or {}).items()
                     },
@@ -483,7 +519,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             )
         self.classes_ = classes
         self.posterior_draws_ = draws
-        self.inference_data_ = idatas[0] if len(idatas) == 1 else _stack_inference_data(idatas)
+        self.inference_data_ = idatas[0] if len(idatas) == 1 else _stack_inference_data(idatas, classes)
         warn_sampler_trouble(self.inference_data_, type(self).__name__, var_names=["decision"], notes=notes)
         return self
 
@@ -598,7 +634,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         )
 
 
-def _stack_inference_data(idatas):
+def _stack_inference_data(idatas, classes):
     """Concatenate per-class InferenceData along a new ``ovr_class`` dimension (coordinates: the
     class labels)."""
     import arviz as az
@@ -610,5 +646,6 @@ def _stack_inference_data(idatas):
         if len(parts) == len(idatas):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                groups[group] = xr.concat(parts, dim="ovr_class", coords="minimal", compat="override")
+                stacked = xr.concat(parts, dim="ovr_class", coords="minimal", compat="override")
+                groups[group] = stacked.assign_coords(ovr_class=np.asarray(classes))
     return az.InferenceData(**groups)

@@ -60,3 +60,26 @@ def test_loo_waic_and_compare_are_finite(fits):
     assert loo.elpd_loo < 0  # a sum of log-probabilities of 40 binary labels
     assert list(table.index) and np.isfinite(table["elpd_loo"].to_numpy(dtype=float)).all()
     assert set(table.index) == {"m=2", "m=3"}
+
+
+def test_every_axis_has_a_name_and_coordinates(fits):
+    est = fits[0]
+    idata = est.inference_data_
+    post = idata.posterior
+    assert post["W_0"].dims == ("chain", "draw", "feature_0", "latent")
+    assert post["V_1"].dims == ("chain", "draw", "feature_1", "view_latent")
+    assert post["omega"].dims == ("chain", "draw", "frequency", "latent")
+    assert post["r"].dims == ("chain", "draw", "view", "latent")
+    assert post["dp_assignments"].dims == ("chain", "draw", "frequency")
+    for group in ("posterior", "log_likelihood", "observed_data"):
+        ds = getattr(idata, group)
+        assert ds["decision" if group == "posterior" else "y"].dims[-1] == "sample", group
+        generic = [d for v in ds.data_vars for d in ds[v].dims if "_dim_" in d]
+        assert not generic, (group, generic)
+    M = est.n_frequencies
+    labels = post["beta"].coords["rff_feature"].values
+    assert [labels[0], labels[M], labels[2 * M]] == ["cos_0", "sin_0", "bias"]
+    np.testing.assert_array_equal(post.coords["sample"], np.arange(40))
+    assert post.sizes["feature_0"] == est.n_features_per_view_[0]
+    table = az.summary(idata, var_names=["tau", "beta"], kind="diagnostics")
+    assert {"tau[0]", "tau[1]", "beta[bias]", "beta[cos_0]"} <= set(table.index)

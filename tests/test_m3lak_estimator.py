@@ -315,4 +315,7 @@ def test_multiclass_one_vs_rest():
     assert set(est.predict(Xs)) <= {0, 10, 20}
     assert est.score(Xs, y3 * 10) > 0.5  # chance is ~1/3
     assert est.inference_data_.posterior["decision"].sizes["ovr_class"] == 3
+    for group in ("posterior", "log_likelihood", "observed_data"):
+        coords = getattr(est.inference_data_, group).coords["ovr_class"].values
+        np.testing.assert_array_equal(coords, [0, 10, 20])
     assert len(est.posterior_draws_) == 3
