@@ -37,7 +37,14 @@ from .inference._threads import single_threaded_blas
 from .kernels import implied_kernel
 from .models.m3lak import decision_values, pointwise_log_likelihood
 
-__all__ = ["M3LAKClassifier", "KernelBand", "predictive_latent_moments", "sample_predictive_decisions"]
+__all__ = [
+    "M3LAKClassifier",
+    "KernelBand",
+    "posterior_dims",
+    "predictive_latent_moments",
+    "replicate_labels",
+    "sample_predictive_decisions",
+]
 
 _CHAIN_METHODS = ("sequential", "parallel", "vectorized")
 _SPECTRAL_PRIORS = ("dp", "gaussian")
@@ -180,6 +187,16 @@ def sample_predictive_decisions(draws, Xs, key, chunk_size=None):
     return f
 
 
+def replicate_labels(decision, likelihood, rng):
+    """Posterior predictive replicates ``y_rep ∈ {-1, +1}`` of the training labels, one per draw of
+    the decision values: ``P(y_rep = 1) = σ(f)`` (logistic); ``sign(f)`` for the hinge, whose
+    pseudo-likelihood is no distribution over ``y`` (its ``predict_proba`` is the same vote)."""
+    decision = np.asarray(decision)
+    if likelihood == "logistic":
+        return np.where(rng.random(decision.shape) < expit(decision), 1.0, -1.0)
+    return np.where(decision > 0, 1.0, -1.0)
+
+
 def posterior_dims(n_samples, n_features_per_view, n_frequencies, n_latent, n_view_latent):
     """``(coords, dims)`` naming every M3LAK draw's axes for ``az.from_dict``: ``sample``
     (training points), ``view``, ``feature_i`` (view i's features), ``latent`` (shared, m),
@@ -201,6 +218,7 @@ def posterior_dims(n_samples, n_features_per_view, n_frequencies, n_latent, n_vi
         "r": ["view", "latent"],
         "decision": ["sample"],
         "y": ["sample"],
+        "observed": ["sample", "view"],
         "dp_weights": ["dp_component"],
         "dp_assignments": ["frequency"],
     }
@@ -272,8 +290,11 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         Posterior (β, Ω, τ, r, W, V, DP weights/assignments, training decision values), sample
         statistics, ``observed_data`` y (±1) and ``log_likelihood`` y (``log p(y_n | f_n)`` per
         draw and training sample under ``likelihood``; the hinge's is its pseudo-likelihood), so
-        ``az.loo`` / ``az.waic`` / ``az.compare`` work. With more than two classes every variable
-        gains an ``ovr_class`` dimension (one slice per one-vs-rest problem).
+        ``az.loo`` / ``az.waic`` / ``az.compare`` work, ``posterior_predictive`` y (replicated
+        training labels, :func:`replicate_labels`) and ``constant_data`` observed (the
+        ``(sample, view)`` mask of observed views). Every axis is named (:func:`posterior_dims`).
+        With more than two classes every variable gains an ``ovr_class`` dimension (one slice
+        per one-vs-rest problem, labelled with the class).
     """
 
     _allow_missing = True
@@ -473,6 +494,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             len(y), [X.shape[1] for X in views], config.n_frequencies, config.n_latent, config.n_view_latent
         )
         draws, idatas, notes = [], [], []
+        seed = int(self.seed)
         for k in range(targets.shape[1]):
             post = run_m3lak(
                 Zs,
@@ -505,11 +527,16 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             )
             draws.append({name: samples[name].reshape((-1,) + samples[name].shape[2:]) for name in keep})
             log_lik = pointwise_log_likelihood(samples["decision"], targets[:, k], config)
+            replicates = replicate_labels(
+                samples["decision"], self.likelihood, np.random.default_rng([seed, k])
+            )
             idatas.append(
                 to_inference_data(
                     samples,
                     observed_data={"y": targets[:, k]},
                     log_likelihood={"y": np.asarray(log_lik)},
+                    posterior_predictive={"y": replicates},
+                    constant_data={"observed": observed_mask(Zs).T},
                     coords=coords,
                     dims=dims,
                     extra_sample_stats={
@@ -640,8 +667,8 @@ def _stack_inference_data(idatas, classes):
     import arviz as az
     import xarray as xr
 
-    groups = {}
-    for group in ("posterior", "sample_stats", "log_likelihood", "observed_data"):
+    groups = {"constant_data": idatas[0].constant_data}  # the same for every problem
+    for group in ("posterior", "posterior_predictive", "sample_stats", "log_likelihood", "observed_data"):
         parts = [getattr(idata, group) for idata in idatas if group in idata.groups()]
         if len(parts) == len(idatas):
             with warnings.catch_warnings():

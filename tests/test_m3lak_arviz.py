@@ -83,3 +83,20 @@ def test_every_axis_has_a_name_and_coordinates(fits):
     assert post.sizes["feature_0"] == est.n_features_per_view_[0]
     table = az.summary(idata, var_names=["tau", "beta"], kind="diagnostics")
     assert {"tau[0]", "tau[1]", "beta[bias]", "beta[cos_0]"} <= set(table.index)
+
+
+def test_posterior_predictive_replicates_follow_the_likelihood(fits, fitted_estimator):
+    """Logistic: replicates are +1 with probability σ(f); over 2 x 60 draws x 40 points the
+    frequency of +1 matches the mean of σ(f) within 4 binomial standard errors. Hinge: sign(f)."""
+    idata = fits[0].inference_data_
+    rep = idata.posterior_predictive["y"].values
+    f = idata.posterior["decision"].values
+    assert idata.posterior_predictive["y"].dims == ("chain", "draw", "sample")
+    assert set(np.unique(rep)) <= {-1.0, 1.0}
+    p = 1.0 / (1.0 + np.exp(-f))
+    se = np.sqrt(np.sum(p * (1 - p))) / p.size
+    assert abs(np.mean(rep == 1.0) - p.mean()) < 4 * se, (np.mean(rep == 1.0), p.mean(), se)
+    hinge = fitted_estimator("M3LAKClassifier").inference_data_
+    np.testing.assert_array_equal(
+        hinge.posterior_predictive["y"].values, np.where(hinge.posterior["decision"].values > 0, 1.0, -1.0)
+    )

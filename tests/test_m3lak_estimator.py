@@ -242,9 +242,14 @@ def test_beats_chance_on_easy_task(binary_fit):
 
 
 def test_inference_data_and_reports(binary_fit):
-    est, *_ = binary_fit
+    est, Xtr, *_ = binary_fit
     idata = est.inference_data_
-    assert {"posterior", "sample_stats", "observed_data"} <= set(idata.groups())
+    groups = {"posterior", "posterior_predictive", "log_likelihood", "sample_stats", "observed_data"}
+    assert groups | {"constant_data"} <= set(idata.groups())
+    # constant_data: the (sample, view) mask of observed views (20 % of the samples miss one)
+    expected = np.stack([~np.isnan(X).all(axis=1) for X in Xtr], axis=1)
+    assert not expected.all()
+    np.testing.assert_array_equal(idata.constant_data["observed"].values, expected)
     for name in ("beta", "omega", "tau", "r", "decision", "dp_weights", "dp_assignments"):
         assert name in idata.posterior, name
     assert idata.posterior["decision"].shape == (1, FAST["num_samples"], 40)
@@ -315,7 +320,7 @@ def test_multiclass_one_vs_rest():
     assert set(est.predict(Xs)) <= {0, 10, 20}
     assert est.score(Xs, y3 * 10) > 0.5  # chance is ~1/3
     assert est.inference_data_.posterior["decision"].sizes["ovr_class"] == 3
-    for group in ("posterior", "log_likelihood", "observed_data"):
+    for group in ("posterior", "posterior_predictive", "log_likelihood", "observed_data"):
         coords = getattr(est.inference_data_, group).coords["ovr_class"].values
         np.testing.assert_array_equal(coords, [0, 10, 20])
     assert len(est.posterior_draws_) == 3
