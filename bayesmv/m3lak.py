@@ -33,6 +33,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from .base import MultiViewMixin, encode_labels, one_vs_rest_targets, warn_sampler_trouble
 from .datasets import MultiViewStandardScaler, check_positive, observed_mask
+from .diagnostics import to_inference_data
 from .inference._threads import single_threaded_blas
 from .kernels import implied_kernel
 from .models.m3lak import decision_values, pointwise_log_likelihood
@@ -40,8 +41,10 @@ from .models.m3lak import decision_values, pointwise_log_likelihood
 __all__ = [
     "M3LAKClassifier",
     "KernelBand",
+    "align_latent_axes",
     "posterior_dims",
     "predictive_latent_moments",
+    "procrustes_rotations",
     "replicate_labels",
     "sample_predictive_decisions",
 ]
@@ -187,6 +190,39 @@ def sample_predictive_decisions(draws, Xs, key, chunk_size=None):
     return f
 
 
+def procrustes_rotations(Ws, n_iter=3):
+    """Orthogonal ``Q_s`` ``(S, m, m)`` rotating each draw's stacked loadings ``[W_1; …; W_V] Q_s``
+    closest (Frobenius) to one reference: orthogonal Procrustes, ``Q_s = U Vᵀ`` from the SVD of
+    ``W_sᵀ R``, with ``R`` the last draw, then ``n_iter - 1`` times the mean of the aligned draws.
+
+    The likelihood is invariant under ``(H, W_i, Ω) → (H Q, W_i Q, Ω Q)`` (``ωᵀh`` and ``W h``
+    unchanged), so aligned draws give the same decision values. ``Ws``: per view ``(S, D_i, m)``."""
+    W = np.concatenate([np.asarray(Wi) for Wi in Ws], axis=1)
+    ref = W[-1]
+    for _ in range(n_iter):
+        U, _, Vt = np.linalg.svd(np.einsum("sdi,dj->sij", W, ref))
+        Q = U @ Vt
+        ref = np.einsum("sdi,sij->dj", W, Q) / len(W)
+    return Q
+
+
+def align_latent_axes(samples, n_views):
+    """Draws ``(chain, draw, ...)`` turned to one orientation of the shared latent space
+    (:func:`procrustes_rotations` over all chains): ``W_i Q``, ``Ω Q``, and ``r`` as the precisions
+    of the rotated columns, ``r'_j = 1 / Σ_k Q_kj² / r_k`` (a permutation of ``r`` when ``Q`` is a
+    signed permutation). Other variables are returned as they are. Returns ``(aligned, Q)``."""
+    chains, draws = np.asarray(samples["omega"]).shape[:2]
+    flat = {k: np.asarray(v).reshape((chains * draws,) + np.shape(v)[2:]) for k, v in samples.items()}
+    Q = procrustes_rotations([flat[f"W_{i}"] for i in range(n_views)])
+    aligned = dict(flat)
+    for i in range(n_views):
+        aligned[f"W_{i}"] = flat[f"W_{i}"] @ Q
+    aligned["omega"] = flat["omega"] @ Q
+    aligned["r"] = 1.0 / np.einsum("skj,svk->svj", Q**2, 1.0 / flat["r"])
+    unflat = {k: v.reshape((chains, draws) + v.shape[1:]) for k, v in aligned.items()}
+    return unflat, Q.reshape(chains, draws, *Q.shape[1:])
+
+
 def replicate_labels(decision, likelihood, rng):
     """Posterior predictive replicates ``y_rep ∈ {-1, +1}`` of the training labels, one per draw of
     the decision values: ``P(y_rep = 1) = σ(f)`` (logistic); ``sign(f)`` for the hinge, whose
@@ -286,8 +322,14 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     posterior_draws_ : list of dict
         Per one-vs-rest problem (one for binary labels), the draws the predictive needs,
         flattened over chains: ``"W_i"``, ``"V_i"``, ``"tau"``, ``"beta"``, ``"omega"``.
+    raw_posterior_ : list of dict
+        Per one-vs-rest problem, every draw as the sampler made it, ``(chain, draw, ...)``
+        (``inference_data_`` holds ``W_i``, ``omega`` and ``r`` aligned instead).
     inference_data_ : arviz.InferenceData
-        Posterior (β, Ω, τ, r, W, V, DP weights/assignments, training decision values), sample
+        Posterior (β, Ω, τ, r, W, V, DP weights/assignments, training decision values; ``W_i``,
+        ``omega`` and ``r`` turned to one orientation of the latent space by
+        :func:`align_latent_axes`, which leaves the decision values unchanged, so that their
+        summaries and r̂ mean something across chains), sample
         statistics, ``observed_data`` y (±1) and ``log_likelihood`` y (``log p(y_n | f_n)`` per
         draw and training sample under ``likelihood``; the hinge's is its pseudo-likelihood), so
         ``az.loo`` / ``az.waic`` / ``az.compare`` work, ``posterior_predictive`` y (replicated
@@ -478,7 +520,6 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         self._check_params()
         views, y = self._validate_fit(Xs, y)
         classes, codes = encode_labels(y)
-        from .diagnostics import to_inference_data
         from .inference import run_m3lak
 
         config = self._make_config()
@@ -490,11 +531,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             self.view_scales_ = [np.ones(X.shape[1]) for X in views]
         Zs = self._standardize(views)
         targets = one_vs_rest_targets(codes, len(classes))
-        coords, dims = posterior_dims(
-            len(y), [X.shape[1] for X in views], config.n_frequencies, config.n_latent, config.n_view_latent
-        )
-        draws, idatas, notes = [], [], []
-        seed = int(self.seed)
+        raw, stats, notes = [], [], []
         for k in range(targets.shape[1]):
             post = run_m3lak(
                 Zs,
@@ -522,33 +559,52 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
                         f"the M3LAK sampler produced non-finite draws of {name!r} (one-vs-rest problem {k}); "
                         "check the data scale (standardize=True) and the priors"
                     )
-            keep = (
-                [f"W_{i}" for i in range(len(Zs))] + [f"V_{i}" for i in range(len(Zs))] + list(_PREDICT_KEYS)
-            )
+            raw.append(samples)
+            stats.append({key: np.asarray(val) for key, val in (post.extra_stats or {}).items()})
+        self.classes_ = classes
+        self.raw_posterior_ = raw
+        self._sample_stats = stats
+        self._set_posterior(Zs, targets, config, notes)
+        return self
+
+    def _set_posterior(self, Zs, targets, config, notes):
+        """``posterior_draws_`` (the raw draws the predictive needs) and ``inference_data_``
+        (latent axes aligned by :func:`align_latent_axes`) from ``raw_posterior_``; warns on
+        sampler trouble."""
+        n_views = len(Zs)
+        coords, dims = posterior_dims(
+            len(targets),
+            [X.shape[1] for X in Zs],
+            config.n_frequencies,
+            config.n_latent,
+            config.n_view_latent,
+        )
+        keep = [f"W_{i}" for i in range(n_views)] + [f"V_{i}" for i in range(n_views)] + list(_PREDICT_KEYS)
+        draws, idatas = [], []
+        for k, (samples, stats) in enumerate(zip(self.raw_posterior_, self._sample_stats)):
             draws.append({name: samples[name].reshape((-1,) + samples[name].shape[2:]) for name in keep})
+            aligned, _ = align_latent_axes(samples, n_views)
             log_lik = pointwise_log_likelihood(samples["decision"], targets[:, k], config)
             replicates = replicate_labels(
-                samples["decision"], self.likelihood, np.random.default_rng([seed, k])
+                samples["decision"], self.likelihood, np.random.default_rng([int(self.seed), k])
             )
             idatas.append(
                 to_inference_data(
-                    samples,
+                    aligned,
                     observed_data={"y": targets[:, k]},
                     log_likelihood={"y": np.asarray(log_lik)},
                     posterior_predictive={"y": replicates},
                     constant_data={"observed": observed_mask(Zs).T},
                     coords=coords,
                     dims=dims,
-                    extra_sample_stats={
-                        key: np.asarray(val) for key, val in (post.extra_stats or {}).items()
-                    },
+                    extra_sample_stats=stats,
                 )
             )
-        self.classes_ = classes
         self.posterior_draws_ = draws
-        self.inference_data_ = idatas[0] if len(idatas) == 1 else _stack_inference_data(idatas, classes)
-        warn_sampler_trouble(self.inference_data_, type(self).__name__, var_names=["decision"], notes=notes)
-        return self
+        self.inference_data_ = idatas[0] if len(idatas) == 1 else _stack_inference_data(idatas, self.classes_)
+        warn_sampler_trouble(
+            self.inference_data_, type(self).__name__, var_names=["decision"], notes=notes, stacklevel=4
+        )
 
     def _sharding_kwargs(self):
         """``run_m3lak`` keywords of the data-sharded sweep (empty for an unsharded fit)."""

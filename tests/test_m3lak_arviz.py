@@ -100,3 +100,61 @@ def test_posterior_predictive_replicates_follow_the_likelihood(fits, fitted_esti
     np.testing.assert_array_equal(
         hinge.posterior_predictive["y"].values, np.where(hinge.posterior["decision"].values > 0, 1.0, -1.0)
     )
+
+
+def test_alignment_rotates_w_and_omega_together(fits):
+    """Aligned draws are the raw draws times one orthogonal Q per draw, for every W_i and Ω alike,
+    so the predictive latent mean turns by Q and the decision values it gives do not change."""
+    from bayesmv.m3lak import align_latent_axes, predictive_latent_moments
+    from bayesmv.models import decision_values
+
+    est = fits[1]
+    raw = est.raw_posterior_[0]
+    aligned, Q = align_latent_axes(raw, 2)
+    m = est.n_latent
+    np.testing.assert_allclose(
+        np.einsum("cdij,cdik->cdjk", Q, Q), np.broadcast_to(np.eye(m), Q.shape), atol=1e-12
+    )
+    post = est.inference_data_.posterior
+    for name in ("W_0", "W_1", "omega"):
+        np.testing.assert_allclose(post[name].values, raw[name] @ Q, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(aligned[name], post[name].values, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(post["decision"].values, raw["decision"])
+    Xs, _ = make_latent_views(n_samples=5, n_views=2, n_latent=2, n_features=6, noise=0.3, seed=7)
+    obs = np.ones((2, 5), bool)
+    for c, d in ((0, 0), (1, 59)):
+        tau, beta = raw["tau"][c, d], raw["beta"][c, d]
+        Vs = [raw["V_0"][c, d], raw["V_1"][c, d]]
+        mean_raw, _ = predictive_latent_moments([raw["W_0"][c, d], raw["W_1"][c, d]], Vs, tau, Xs, obs)
+        mean_al, _ = predictive_latent_moments([aligned["W_0"][c, d], aligned["W_1"][c, d]], Vs, tau, Xs, obs)
+        np.testing.assert_allclose(mean_al, np.asarray(mean_raw) @ Q[c, d], rtol=1e-9, atol=1e-12)
+        f_raw = decision_values(mean_raw, raw["omega"][c, d], beta)
+        f_al = decision_values(mean_al, aligned["omega"][c, d], beta)
+        np.testing.assert_allclose(f_al, f_raw, rtol=1e-9, atol=1e-12)
+
+
+def test_alignment_undoes_a_signed_permutation():
+    """Two draws that differ by a signed permutation P of the latent axes: after alignment they
+    coincide, Ω turns with W, and r is permuted with the columns."""
+    from bayesmv.m3lak import align_latent_axes
+
+    rng = np.random.default_rng(0)
+    P = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    W0, W1, omega, r = (
+        rng.normal(size=(4, 3)),
+        rng.normal(size=(5, 3)),
+        rng.normal(size=(6, 3)),
+        rng.gamma(2.0, size=(2, 3)),
+    )
+    samples = {
+        "W_0": np.stack([W0, W0 @ P])[None],
+        "W_1": np.stack([W1, W1 @ P])[None],
+        "omega": np.stack([omega, omega @ P])[None],
+        "r": np.stack([r, r[:, [1, 0, 2]]])[None],
+        "tau": np.ones((1, 2, 2)),
+    }
+    aligned, Q = align_latent_axes(samples, 2)
+    for name in ("W_0", "W_1", "omega", "r"):
+        np.testing.assert_allclose(aligned[name][0, 0], aligned[name][0, 1], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.abs(Q[0, 0] @ Q[0, 1].T), np.abs(P), atol=1e-12)
+    np.testing.assert_array_equal(aligned["tau"], samples["tau"])
