@@ -341,6 +341,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
 
     _allow_missing = True
     _min_views = 1
+    _persistence_exclude = ("_continuation",)  # sampler states: live JAX arrays, refit to continue
 
     def __init__(
         self,
@@ -531,41 +532,99 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             self.view_scales_ = [np.ones(X.shape[1]) for X in views]
         Zs = self._standardize(views)
         targets = one_vs_rest_targets(codes, len(classes))
-        raw, stats, notes = [], [], []
+        run_kwargs = dict(
+            num_warmup=int(self.num_warmup),
+            num_chains=int(self.num_chains),
+            chain_method=self.chain_method,
+            progress_bar=False,
+            on_dp_overflow="ignore",
+            **self._sharding_kwargs(),
+        )
+        raw, stats, states, notes = [], [], [], []
         for k in range(targets.shape[1]):
             post = run_m3lak(
                 Zs,
                 targets[:, k],
                 config,
-                num_warmup=int(self.num_warmup),
                 num_samples=int(self.num_samples),
-                num_chains=int(self.num_chains),
-                chain_method=self.chain_method,
                 seed=self._problem_seed(k),
-                progress_bar=False,
-                on_dp_overflow="ignore",
-                **self._sharding_kwargs(),
+                **run_kwargs,
             )
-            if np.any(np.asarray(post.last_state.latent.dp.overflow)):
-                where = "" if targets.shape[1] == 1 else f" (one-vs-rest problem {k})"
-                notes.append(
-                    f"DP slice sampler needed more than dp_capacity={self.dp_capacity} components{where}: "
-                    "the spectral mixture was truncated; increase dp_capacity (or lower alpha)"
-                )
-            samples = {name: np.asarray(val) for name, val in post.samples.items()}
-            for name, val in samples.items():
-                if val.dtype.kind == "f" and not np.isfinite(val).all():
-                    raise FloatingPointError(
-                        f"the M3LAK sampler produced non-finite draws of {name!r} (one-vs-rest problem {k}); "
-                        "check the data scale (standardize=True) and the priors"
-                    )
+            notes += self._dp_overflow_notes(post, k, targets.shape[1])
+            samples = self._checked_samples(post, k)
             raw.append(samples)
             stats.append({key: np.asarray(val) for key, val in (post.extra_stats or {}).items()})
+            states.append(post.chain_states)
         self.classes_ = classes
         self.raw_posterior_ = raw
         self._sample_stats = stats
+        self._continuation = dict(
+            Zs=Zs, targets=targets, config=config, run_kwargs=run_kwargs, states=states, notes=notes
+        )
         self._set_posterior(Zs, targets, config, notes)
         return self
+
+    def sample_more(self, num_samples=None):
+        """Continue every chain from where it stopped by ``num_samples`` draws (default: the
+        fit's ``num_samples``), as NumPyro's ``MCMC.post_warmup_state`` does: no new warm-up, and
+        with the fit's ``num_samples`` no new compilation. The draws are appended to
+        ``raw_posterior_``, ``posterior_draws_`` and ``inference_data_`` (re-aligned); with the
+        same seed, ``fit`` then ``sample_more(n)`` gives the draws of one fit with ``n`` more.
+        Returns ``self``."""
+        from .inference import run_m3lak
+
+        self._check_is_fitted()
+        if not hasattr(self, "_continuation"):
+            raise RuntimeError(
+                "sample_more needs the sampler states of this session's fit; a loaded estimator keeps "
+                "only its draws: fit it again to continue its chains"
+            )
+        n = self.num_samples if num_samples is None else num_samples
+        check_positive("num_samples", n, integer=True)
+        cont = self._continuation
+        notes = list(cont["notes"])
+        for k, samples in enumerate(self.raw_posterior_):
+            post = run_m3lak(
+                cont["Zs"],
+                cont["targets"][:, k],
+                cont["config"],
+                num_samples=int(n),
+                init_state=cont["states"][k],
+                **cont["run_kwargs"],
+            )
+            notes += self._dp_overflow_notes(post, k, len(self.raw_posterior_))
+            new = self._checked_samples(post, k)
+            self.raw_posterior_[k] = {
+                name: np.concatenate([samples[name], new[name]], axis=1) for name in samples
+            }
+            self._sample_stats[k] = {
+                key: np.concatenate([val, np.asarray(post.extra_stats[key])], axis=1)
+                for key, val in self._sample_stats[k].items()
+            }
+            cont["states"][k] = post.chain_states
+        cont["notes"] = sorted(set(notes))
+        self._set_posterior(cont["Zs"], cont["targets"], cont["config"], cont["notes"])
+        return self
+
+    def _dp_overflow_notes(self, post, k, n_problems):
+        if not np.any(np.asarray(post.last_state.latent.dp.overflow)):
+            return []
+        where = "" if n_problems == 1 else f" (one-vs-rest problem {k})"
+        return [
+            f"DP slice sampler needed more than dp_capacity={self.dp_capacity} components{where}: "
+            "the spectral mixture was truncated; increase dp_capacity (or lower alpha)"
+        ]
+
+    @staticmethod
+    def _checked_samples(post, k):
+        samples = {name: np.asarray(val) for name, val in post.samples.items()}
+        for name, val in samples.items():
+            if val.dtype.kind == "f" and not np.isfinite(val).all():
+                raise FloatingPointError(
+                    f"the M3LAK sampler produced non-finite draws of {name!r} (one-vs-rest problem {k}); "
+                    "check the data scale (standardize=True) and the priors"
+                )
+        return samples
 
     def _set_posterior(self, Zs, targets, config, notes):
         """``posterior_draws_`` (the raw draws the predictive needs) and ``inference_data_``
@@ -712,9 +771,15 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         from .diagnostics import check_convergence
 
         self._check_is_fitted()
-        return check_convergence(
+        report = check_convergence(
             self.inference_data_, rhat_max=rhat_max, ess_min=ess_min, var_names=list(var_names)
         )
+        if not report.passed:
+            report.info.append(
+                "to extend every chain from where it stopped (no new warm-up, no recompilation): "
+                "clf.sample_more(num_samples), then check again"
+            )
+        return report
 
 
 def _stack_inference_data(idatas, classes):

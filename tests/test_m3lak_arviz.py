@@ -18,6 +18,12 @@ from bayesmv.datasets import make_latent_views
 SETTINGS = dict(n_frequencies=8, num_warmup=60, num_samples=60, num_chains=2, seed=1, likelihood="logistic")
 
 
+def _views():
+    return make_latent_views(
+        n_samples=40, n_views=2, n_latent=2, n_features=6, noise=0.3, rule="circle", seed=0
+    )[0]
+
+
 def _fit(**params):
     Xs, y = make_latent_views(
         n_samples=40, n_views=2, n_latent=2, n_features=6, noise=0.3, rule="circle", seed=0
@@ -158,3 +164,60 @@ def test_alignment_undoes_a_signed_permutation():
         np.testing.assert_allclose(aligned[name][0, 0], aligned[name][0, 1], rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(np.abs(Q[0, 0] @ Q[0, 1].T), np.abs(P), atol=1e-12)
     np.testing.assert_array_equal(aligned["tau"], samples["tau"])
+
+
+def _compile_messages(fn):
+    """Run ``fn`` with JAX's compile log on; return the messages of the compilations it caused."""
+    import logging
+
+    import jax
+
+    records = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            records.append(record.getMessage())
+
+    handler = Collect(level=logging.DEBUG)
+    loggers = [logging.getLogger(name) for name in ("jax._src.dispatch", "jax._src.interpreters.pxla")]
+    for logger in loggers:
+        logger.addHandler(handler)
+    try:
+        with jax.log_compiles(True):
+            fn()
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
+    return [msg for msg in records if "ompil" in msg]
+
+
+def test_sample_more_continues_the_chains_without_recompiling():
+    """fit with 2 x 30 draws then sample_more(30) equals one fit with 60 draws (same seed),
+    compiles nothing, and appends the draws in every group."""
+    params = dict(n_latent=2, num_warmup=30, num_samples=30)
+    once = _fit(**{**params, "num_samples": 60})
+    est = _fit(**params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = _compile_messages(lambda: est.sample_more(30))
+    assert compiled == [], compiled
+    for name in ("beta", "omega", "tau", "W_0", "decision"):
+        np.testing.assert_array_equal(est.raw_posterior_[0][name], once.raw_posterior_[0][name], err_msg=name)
+    idata = est.inference_data_
+    assert idata.posterior.sizes["draw"] == 60 and idata.sample_stats.sizes["draw"] == 60
+    assert idata.log_likelihood["y"].shape == (2, 60, 40)
+    np.testing.assert_array_equal(
+        idata.sample_stats["diverging"].values, once.inference_data_.sample_stats["diverging"].values
+    )
+    assert est.posterior_draws_[0]["beta"].shape[0] == 120
+    np.testing.assert_allclose(est.predict_proba(_views()), once.predict_proba(_views()))
+    with warnings.catch_warnings():  # the log does record compilations: a new length compiles
+        warnings.simplefilter("ignore")
+        assert any("_draw_chain" in msg for msg in _compile_messages(lambda: est.sample_more(7)))
+    assert est.inference_data_.posterior.sizes["draw"] == 67
+
+
+def test_convergence_report_names_sample_more(fits):
+    report = fits[0].convergence_report(ess_min=10_000)  # cannot pass: 120 draws
+    assert not report.passed
+    assert "sample_more" in str(report)

@@ -373,7 +373,13 @@ def test_run_m3lak_equals_numpyro_mcmc_and_refits_without_recompiling(small_run)
     from numpyro.infer import MCMC
 
     from bayesmv.diagnostics import to_inference_data
-    from bayesmv.inference.m3lak_sampler import EXTRA_FIELDS, M3LAKKernel, _sample_chain, prepare_data
+    from bayesmv.inference.m3lak_sampler import (
+        EXTRA_FIELDS,
+        M3LAKKernel,
+        _draw_chain,
+        _warmup_chain,
+        prepare_data,
+    )
 
     Xs, y, cfg, post = small_run
     mcmc = MCMC(
@@ -393,9 +399,9 @@ def test_run_m3lak_equals_numpyro_mcmc_and_refits_without_recompiling(small_run)
         post.extra_stats["diverging"], mcmc.get_extra_fields(group_by_chain=True)["diverging"]
     )
 
-    compiled = _sample_chain._cache_size()
+    compiled = _warmup_chain._cache_size(), _draw_chain._cache_size()
     again = run_m3lak([X + 0.01 for X in Xs], y, cfg, num_warmup=30, num_samples=20, num_chains=2, seed=1)
-    assert _sample_chain._cache_size() == compiled
+    assert (_warmup_chain._cache_size(), _draw_chain._cache_size()) == compiled
     assert not np.allclose(again.samples["beta"], post.samples["beta"])
 
     idata = to_inference_data(post.samples, extra_sample_stats=post.extra_stats)

@@ -128,14 +128,14 @@ def test_m3lak_nonfinite_block_stops_with_named_error(tiny_problem, monkeypatch,
     import jax.numpy as jnp
 
     from bayesmv.inference import M3LAKNumericalError, conditionals
-    from bayesmv.inference.m3lak_sampler import _sample_chain
+    from bayesmv.inference.m3lak_sampler import _clear_compiled_chains
 
     real = conditionals.sample_lambda_conditional
     monkeypatch.setattr(conditionals, "sample_lambda_conditional", lambda *a, **k: real(*a, **k) * jnp.nan)
     # the compiled chain is cached per (settings, shapes): trace the patched conditional afresh,
     # and do not leave its NaN executable behind for later fits with the same settings
-    _sample_chain.clear_cache()
-    request.addfinalizer(_sample_chain.clear_cache)
+    _clear_compiled_chains()
+    request.addfinalizer(_clear_compiled_chains)
     est = bayesmv.M3LAKClassifier(n_latent=2, n_frequencies=5, num_warmup=2, num_samples=2, seed=0)
     with pytest.raises(M3LAKNumericalError, match=r"lambda update produced non-finite values"):
         est.fit(tiny_problem["Xs"], tiny_problem["y"])

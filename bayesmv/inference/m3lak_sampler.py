@@ -125,12 +125,14 @@ class M3LAKState(NamedTuple):
 
 
 class M3LAKPosterior(NamedTuple):
-    """Draws grouped by chain ``(chain, draw, ...)``, the per-draw sampler statistics, and the
-    last :class:`M3LAKState` (leading chain axis when ``num_chains > 1``)."""
+    """Draws grouped by chain ``(chain, draw, ...)``, the per-draw sampler statistics, the last
+    :class:`M3LAKState` (leading chain axis when ``num_chains > 1``) and ``chain_states``, the
+    same states in the form :func:`run_m3lak`'s ``init_state`` takes to continue the chains."""
 
     samples: dict
     extra_stats: dict
     last_state: M3LAKState
+    chain_states: object = None
 
 
 class _RunSettings(NamedTuple):  # the static part of one run (hashable: a jit cache key)
@@ -660,37 +662,70 @@ def _collected(mcmc: MCMC, group_by_chain):
 
 
 @partial(jax.jit, static_argnums=0)
-def _sample_chain(settings: _RunSettings, key, data):
-    """One chain through ``numpyro.infer.MCMC``, compiled once per (settings, shapes).
-
-    Run outside a ``jit`` (as ``MCMC.run`` does on its own), NumPyro re-traces and re-compiles
-    its sampling loop on every run (20–40 s per fit here), and each compiled copy stays in
-    memory; under this ``jit`` a refit with new data of the same shapes reuses the executable.
-    The draws equal those of a plain ``MCMC.run`` with the same key (the same program).
-    """
+def _warmup_chain(settings: _RunSettings, key, data):
+    """The warmed-up state of one chain (``MCMC.warmup``; the initial state when
+    ``num_warmup=0``), compiled once per (settings, shapes): ``settings`` arrive with
+    ``num_samples=1``, so the warm-up program does not depend on the number of draws."""
     mcmc = _numpyro_mcmc(settings)
-    mcmc.run(key, data, extra_fields=EXTRA_FIELDS)
-    return _collected(mcmc, group_by_chain=False)
+    if settings.num_warmup == 0:
+        return mcmc.sampler.init(key, 0, None, (data,), {})
+    mcmc.warmup(key, data, extra_fields=EXTRA_FIELDS)
+    return mcmc.post_warmup_state
 
 
 @partial(jax.jit, static_argnums=0)
-def _sample_chains_vectorized(settings: _RunSettings, keys, data):
-    return jax.vmap(lambda key: _sample_chain(settings, key, data))(keys)
+def _draw_chain(settings: _RunSettings, state, data):
+    """``settings.num_samples`` draws of one chain from ``state`` without warm-up (NumPyro's
+    ``post_warmup_state``, continued with the state's own key), compiled once per (settings,
+    shapes). Run outside a ``jit``, NumPyro re-traces and re-compiles its sampling loop on every
+    run (20–40 s per fit here); under this ``jit`` a refit with new data of the same shapes, or a
+    continuation, reuses the executable. Warm-up then draws give the draws of one ``MCMC.run``."""
+    mcmc = _numpyro_mcmc(settings)
+    mcmc.post_warmup_state = state
+    mcmc.run(state.rng_key, data, extra_fields=EXTRA_FIELDS)
+    return _collected(mcmc, group_by_chain=False)
 
 
-def _sample_chains(settings: _RunSettings, num_chains, chain_method, key, data):
+def _clear_compiled_chains():
+    """Drop the cached chain executables (after a test patches a conditional)."""
+    for fn in (_warmup_chain, _draw_chain, _sample_chains_vectorized):
+        fn.clear_cache()
+
+
+def _sample_chain(settings: _RunSettings, key, data, state=None):
+    """One chain: warm-up from ``key`` (skipped when continuing from ``state``), then draws."""
+    if state is None:
+        state = _warmup_chain(settings._replace(num_samples=1), key, data)
+    return _draw_chain(settings, state, data)
+
+
+@partial(jax.jit, static_argnums=0)
+def _sample_chains_vectorized(settings: _RunSettings, keys, data, states=None):
+    return jax.vmap(lambda key, state: _sample_chain(settings, key, data, state))(keys, states)
+
+
+def _sample_chains(settings: _RunSettings, num_chains, chain_method, key, data, states=None):
     """All chains with NumPyro's per-chain keys; ``"sequential"`` runs the one compiled chain
     once per key, so its draws equal ``MCMC(..., num_chains, chain_method="sequential")``.
     ``"vectorized"`` chains are equally valid but draw other numbers: the sweep's ``rbg`` keys
-    (``_random.fast_key``) are not vmap-invariant."""
+    (``_random.fast_key``) are not vmap-invariant. ``states``: per-chain states to continue
+    from (a list for ``"sequential"``, one stacked state for ``"vectorized"``) instead of a
+    warm-up. Returns ``(samples, extra, last)`` with a leading chain axis and the per-chain
+    last states (what ``states`` takes)."""
     if num_chains == 1:
-        samples, extra, last = _sample_chain(settings, key, data)
-        return jax.tree.map(lambda x: x[None], samples), jax.tree.map(lambda x: x[None], extra), last
+        state = None if states is None else states[0]
+        samples, extra, last = _sample_chain(settings, key, data, state)
+        expand = partial(jax.tree.map, lambda x: x[None])
+        return expand(samples), expand(extra), last, [last]
     keys = jax.random.split(key, num_chains)
     if chain_method == "vectorized":
-        return _sample_chains_vectorized(settings, keys, data)
-    chains = [_sample_chain(settings, k, data) for k in keys]
-    return jax.tree.map(lambda *xs: jnp.stack(xs), *chains)
+        samples, extra, last = _sample_chains_vectorized(settings, keys, data, states)
+        return samples, extra, last, last
+    states = [None] * num_chains if states is None else states
+    chains = [_sample_chain(settings, k, data, st) for k, st in zip(keys, states)]
+    samples, extra = jax.tree.map(lambda *xs: jnp.stack(xs), *[c[:2] for c in chains])
+    lasts = [c[2] for c in chains]
+    return samples, extra, jax.tree.map(lambda *xs: jnp.stack(xs), *lasts), lasts
 
 
 def run_m3lak(
@@ -708,6 +743,7 @@ def run_m3lak(
     mesh=None,
     shard_data=False,
     on_dp_overflow="raise",
+    init_state=None,
 ) -> M3LAKPosterior:
     """Run the composite M3LAK kernel through :class:`numpyro.infer.MCMC`.
 
@@ -727,6 +763,12 @@ def run_m3lak(
     the sums over samples; the draws equal the unsharded run up to floating-point rounding.
     Needs ``chain_method`` ``"sequential"`` or ``"vectorized"`` (``"parallel"`` uses the devices
     for chains). See ``bayesmv.distributed``.
+
+    ``init_state``: a previous run's ``chain_states``; every chain continues from where it
+    stopped, without warm-up (NumPyro's ``post_warmup_state``), and a run of ``num_samples`` then
+    one of ``num_samples2`` draws equals one run of ``num_samples + num_samples2``. Pass the
+    previous run's data, config, ``num_warmup``, ``num_chains`` and ``chain_method``; with its
+    ``num_samples`` too, the compiled sampling loop is reused.
     """
     if not isinstance(config, M3LAKConfig):
         raise TypeError(f"config must be an M3LAKConfig; got {type(config).__name__}")
@@ -757,10 +799,16 @@ def run_m3lak(
             progress_bar or chain_method == "parallel"
         ):  # NumPyro's own loop: progress bar, one chain per device
             mcmc = _numpyro_mcmc(settings, int(num_chains), chain_method, progress_bar)
+            if init_state is not None:  # continue: NumPyro's post_warmup_state with its own keys
+                mcmc.post_warmup_state = init_state
+                key = init_state.rng_key
             mcmc.run(key, data, extra_fields=EXTRA_FIELDS)
             samples, extra, last = _collected(mcmc, group_by_chain=True)
+            chain_states = last
         else:
-            samples, extra, last = _sample_chains(settings, int(num_chains), chain_method, key, data)
+            samples, extra, last, chain_states = _sample_chains(
+                settings, int(num_chains), chain_method, key, data, init_state
+            )
     flags = np.atleast_1d(np.asarray(last.nonfinite))
     if np.any(flags != 0):
         code = int(flags[flags != 0][0])
@@ -774,4 +822,4 @@ def run_m3lak(
             f"DP slice sampler needed more than dp_capacity={config.dp_capacity} components; "
             "increase M3LAKConfig.dp_capacity (or lower alpha)"
         )
-    return M3LAKPosterior(dict(samples), dict(extra), last)
+    return M3LAKPosterior(dict(samples), dict(extra), last, chain_states)

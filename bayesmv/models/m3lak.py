@@ -240,12 +240,14 @@ def logistic_log_likelihood(decision, y):
 
 
 def pointwise_log_likelihood(decision, y, config: M3LAKConfig):
-    """``log p(y_n | f_n)`` per sample under ``config.likelihood``: :func:`logistic_log_likelihood`,
-    or for the hinge the λ-marginal :func:`hinge_log_pseudo_likelihood` (not normalised over ``y``:
-    its LOO / WAIC compare hinge fits with one another, not with logistic ones)."""
+    """``log p(y_n | f_n)`` per sample under ``config.likelihood``, in NumPy (for stored draws):
+    :func:`logistic_log_likelihood`, or for the hinge the λ-marginal
+    :func:`hinge_log_pseudo_likelihood` (not normalised over ``y``: its LOO / WAIC compare hinge
+    fits with one another, not with logistic ones)."""
+    margin = np.asarray(y) * np.asarray(decision)
     if config.likelihood == "logistic":
-        return logistic_log_likelihood(decision, y)
-    return hinge_log_pseudo_likelihood(decision, y, config.C)
+        return -np.logaddexp(0.0, -margin)
+    return -2.0 * config.C * np.maximum(0.0, 1.0 - margin)
 
 
 def augmented_hinge_log_factor(decision, y, lam, C):
