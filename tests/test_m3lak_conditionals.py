@@ -376,8 +376,9 @@ def test_run_m3lak_equals_numpyro_mcmc_and_refits_without_recompiling(small_run)
     from bayesmv.inference.m3lak_sampler import (
         EXTRA_FIELDS,
         M3LAKKernel,
+        _clear_compiled_chains,
         _draw_chain,
-        _warmup_chain,
+        _init_chain,
         prepare_data,
     )
 
@@ -399,9 +400,13 @@ def test_run_m3lak_equals_numpyro_mcmc_and_refits_without_recompiling(small_run)
         post.extra_stats["diverging"], mcmc.get_extra_fields(group_by_chain=True)["diverging"]
     )
 
-    compiled = _warmup_chain._cache_size(), _draw_chain._cache_size()
+    # one draw program serves the warm-up and the draws (chunks of gcd(30, 20) = 10 sweeps), and a
+    # refit with other data of the same shapes compiles nothing
+    _clear_compiled_chains()
     again = run_m3lak([X + 0.01 for X in Xs], y, cfg, num_warmup=30, num_samples=20, num_chains=2, seed=1)
-    assert (_warmup_chain._cache_size(), _draw_chain._cache_size()) == compiled
+    assert (_init_chain._cache_size(), _draw_chain._cache_size()) == (1, 1)
+    run_m3lak([X - 0.01 for X in Xs], y, cfg, num_warmup=30, num_samples=20, num_chains=2, seed=2)
+    assert (_init_chain._cache_size(), _draw_chain._cache_size()) == (1, 1)
     assert not np.allclose(again.samples["beta"], post.samples["beta"])
 
     idata = to_inference_data(post.samples, extra_sample_stats=post.extra_stats)

@@ -31,6 +31,7 @@ value) and the first offending block is recorded; :func:`run_m3lak` raises
 
 from __future__ import annotations
 
+import math
 from functools import partial
 from typing import NamedTuple
 
@@ -662,46 +663,72 @@ def _collected(mcmc: MCMC, group_by_chain):
 
 
 @partial(jax.jit, static_argnums=0)
-def _warmup_chain(settings: _RunSettings, key, data):
-    """The warmed-up state of one chain (``MCMC.warmup``; the initial state when
-    ``num_warmup=0``), compiled once per (settings, shapes): ``settings`` arrive with
-    ``num_samples=1``, so the warm-up program does not depend on the number of draws."""
-    mcmc = _numpyro_mcmc(settings)
-    if settings.num_warmup == 0:
-        return mcmc.sampler.init(key, 0, None, (data,), {})
-    mcmc.warmup(key, data, extra_fields=EXTRA_FIELDS)
-    return mcmc.post_warmup_state
+def _init_chain(settings: _RunSettings, key, data):
+    """The state one chain starts from (what ``MCMC.run`` initialises with ``key``)."""
+    kernel = M3LAKKernel(settings.config, mesh=settings.mesh, n_valid=settings.n_valid)
+    return kernel.init(key, settings.num_warmup, None, (data,), {})
 
 
 @partial(jax.jit, static_argnums=0)
 def _draw_chain(settings: _RunSettings, state, data):
-    """``settings.num_samples`` draws of one chain from ``state`` without warm-up (NumPyro's
-    ``post_warmup_state``, continued with the state's own key), compiled once per (settings,
-    shapes). Run outside a ``jit``, NumPyro re-traces and re-compiles its sampling loop on every
-    run (20–40 s per fit here); under this ``jit`` a refit with new data of the same shapes, or a
-    continuation, reuses the executable. Warm-up then draws give the draws of one ``MCMC.run``."""
+    """``settings.num_samples`` sweeps of one chain from ``state`` (NumPyro's
+    ``post_warmup_state``, continued with the state's own key; the kernel adapts its step sizes
+    while the sweep count is below ``num_warmup``), compiled once per (settings, shapes). Run
+    outside a ``jit``, NumPyro re-traces and re-compiles its sampling loop on every run (20–40 s
+    per fit here); under this ``jit`` a refit with new data of the same shapes, or a
+    continuation, reuses the executable."""
     mcmc = _numpyro_mcmc(settings)
     mcmc.post_warmup_state = state
     mcmc.run(state.rng_key, data, extra_fields=EXTRA_FIELDS)
     return _collected(mcmc, group_by_chain=False)
 
 
-def _clear_compiled_chains():
-    """Drop the cached chain executables (after a test patches a conditional)."""
-    for fn in (_warmup_chain, _draw_chain, _sample_chains_vectorized):
-        fn.clear_cache()
-
-
-def _sample_chain(settings: _RunSettings, key, data, state=None):
-    """One chain: warm-up from ``key`` (skipped when continuing from ``state``), then draws."""
-    if state is None:
-        state = _warmup_chain(settings._replace(num_samples=1), key, data)
-    return _draw_chain(settings, state, data)
+@partial(jax.jit, static_argnums=0)
+def _init_chains_vectorized(settings: _RunSettings, keys, data):
+    return jax.vmap(lambda key: _init_chain(settings, key, data))(keys)
 
 
 @partial(jax.jit, static_argnums=0)
-def _sample_chains_vectorized(settings: _RunSettings, keys, data, states=None):
-    return jax.vmap(lambda key, state: _sample_chain(settings, key, data, state))(keys, states)
+def _draw_chains_vectorized(settings: _RunSettings, states, data):
+    return jax.vmap(lambda state: _draw_chain(settings, state, data))(states)
+
+
+def _clear_compiled_chains():
+    """Drop the cached chain executables (after a test patches a conditional)."""
+    for fn in (_init_chain, _draw_chain, _init_chains_vectorized, _draw_chains_vectorized):
+        fn.clear_cache()
+
+
+def _chunk_length(settings: _RunSettings):
+    """Sweeps per call of the one compiled draw program: ``gcd(num_warmup, num_samples)``, so that
+    the warm-up, the draws and a continuation by ``num_samples`` share one executable (one
+    compile of the sweep per fit). With thinning, ``num_samples`` (the warm-up then runs as
+    one chunk of ``num_warmup`` sweeps, a second program)."""
+    if settings.thinning == 1:
+        return math.gcd(settings.num_warmup, settings.num_samples)
+    return settings.num_samples
+
+
+def _chunked_chain(settings: _RunSettings, init, draw, state, warm_up, axis):
+    """Warm-up (when ``warm_up``) and draws as repeated calls of ``draw`` on chunks of
+    :func:`_chunk_length` sweeps. Each call continues the previous state, so the draws equal
+    one ``MCMC.run``. Draws are joined on the host along ``axis``. Returns
+    ``(samples, extra, last_state)``."""
+    length = _chunk_length(settings)
+    chunk = settings._replace(num_samples=length)
+    if warm_up:
+        state = init(state)
+        if settings.num_warmup % length:
+            state = draw(settings._replace(num_samples=settings.num_warmup, thinning=1), state)[2]
+        else:
+            for _ in range(settings.num_warmup // length):
+                state = draw(chunk, state)[2]
+    parts = []
+    for _ in range(settings.num_samples // length):
+        samples, extra, state = draw(chunk, state)
+        parts.append((samples, extra))
+    joined = jax.tree.map(lambda *xs: np.concatenate([np.asarray(x) for x in xs], axis=axis), *parts)
+    return joined[0], joined[1], state
 
 
 def _sample_chains(settings: _RunSettings, num_chains, chain_method, key, data, states=None):
@@ -712,20 +739,35 @@ def _sample_chains(settings: _RunSettings, num_chains, chain_method, key, data, 
     from (a list for ``"sequential"``, one stacked state for ``"vectorized"``) instead of a
     warm-up. Returns ``(samples, extra, last)`` with a leading chain axis and the per-chain
     last states (what ``states`` takes)."""
-    if num_chains == 1:
-        state = None if states is None else states[0]
-        samples, extra, last = _sample_chain(settings, key, data, state)
-        expand = partial(jax.tree.map, lambda x: x[None])
-        return expand(samples), expand(extra), last, [last]
-    keys = jax.random.split(key, num_chains)
-    if chain_method == "vectorized":
-        samples, extra, last = _sample_chains_vectorized(settings, keys, data, states)
+    warm_up = states is None
+    if chain_method == "vectorized" and num_chains > 1:
+        keys = jax.random.split(key, num_chains)
+        samples, extra, last = _chunked_chain(
+            settings,
+            lambda ks: _init_chains_vectorized(settings, ks, data),
+            lambda st, s: _draw_chains_vectorized(st, s, data),
+            keys if warm_up else states,
+            warm_up,
+            axis=1,
+        )
         return samples, extra, last, last
-    states = [None] * num_chains if states is None else states
-    chains = [_sample_chain(settings, k, data, st) for k, st in zip(keys, states)]
-    samples, extra = jax.tree.map(lambda *xs: jnp.stack(xs), *[c[:2] for c in chains])
+    keys = [key] if num_chains == 1 else list(jax.random.split(key, num_chains))
+    starts = keys if warm_up else states
+    chains = [
+        _chunked_chain(
+            settings,
+            lambda k: _init_chain(settings, k, data),
+            lambda st, s: _draw_chain(st, s, data),
+            start,
+            warm_up,
+            axis=0,
+        )
+        for start in starts
+    ]
+    samples, extra = jax.tree.map(lambda *xs: np.stack(xs), *[c[:2] for c in chains])
     lasts = [c[2] for c in chains]
-    return samples, extra, jax.tree.map(lambda *xs: jnp.stack(xs), *lasts), lasts
+    last = lasts[0] if num_chains == 1 else jax.tree.map(lambda *xs: jnp.stack(xs), *lasts)
+    return samples, extra, last, lasts
 
 
 def run_m3lak(
