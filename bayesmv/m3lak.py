@@ -639,6 +639,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             config.n_view_latent,
         )
         keep = [f"W_{i}" for i in range(n_views)] + [f"V_{i}" for i in range(n_views)] + list(_PREDICT_KEYS)
+        observed = observed_mask(Zs).T
         draws, idatas = [], []
         for k, (samples, stats) in enumerate(zip(self.raw_posterior_, self._sample_stats)):
             draws.append({name: samples[name].reshape((-1,) + samples[name].shape[2:]) for name in keep})
@@ -653,7 +654,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
                     observed_data={"y": targets[:, k]},
                     log_likelihood={"y": np.asarray(log_lik)},
                     posterior_predictive={"y": replicates},
-                    constant_data={"observed": observed_mask(Zs).T},
+                    constant_data={"observed": observed},
                     coords=coords,
                     dims=dims,
                     extra_sample_stats=stats,

@@ -414,6 +414,21 @@ def test_run_m3lak_equals_numpyro_mcmc_and_refits_without_recompiling(small_run)
     assert idata.posterior["decision"].shape[:2] == (2, 20)
 
 
+def test_run_m3lak_equals_numpyro_mcmc_when_sweeps_do_not_chunk(small_run):
+    """num_warmup = 3, num_samples = 2 (gcd 1): the warm-up is one call and the draws another;
+    the draws still equal NumPyro's single ``MCMC.run``."""
+    from numpyro.infer import MCMC
+
+    from bayesmv.inference.m3lak_sampler import EXTRA_FIELDS, M3LAKKernel, prepare_data
+
+    Xs, y, cfg, _ = small_run
+    post = run_m3lak(Xs, y, cfg, num_warmup=3, num_samples=2, seed=0)
+    mcmc = MCMC(M3LAKKernel(cfg), num_warmup=3, num_samples=2, progress_bar=False, jit_model_args=True)
+    mcmc.run(jax.random.PRNGKey(0), prepare_data(Xs, y), extra_fields=EXTRA_FIELDS)
+    for name in ("beta", "omega", "tau", "decision"):
+        np.testing.assert_array_equal(post.samples[name][0], mcmc.get_samples()[name], err_msg=name)
+
+
 def test_vectorized_chains_are_valid_and_distinct(small_run):
     """``chain_method="vectorized"``: the same contract (shapes, finite draws, distinct chains)."""
     Xs, y, cfg, post = small_run
@@ -425,6 +440,13 @@ def test_vectorized_chains_are_valid_and_distinct(small_run):
         assert np.all(np.isfinite(np.asarray(vec.samples[name]))), name
     assert not np.allclose(vec.samples["beta"][0], vec.samples["beta"][1])
     assert np.mean(np.sign(np.asarray(vec.samples["decision"]).mean((0, 1))) == y) > 0.8
+    # continued by 20 draws, the vectorized chains equal one run of 40 (chunks of 10 sweeps)
+    kw = dict(num_warmup=30, num_chains=2, chain_method="vectorized", seed=0)
+    more = run_m3lak(Xs, y, cfg, num_samples=20, init_state=vec.chain_states, **kw)
+    once = run_m3lak(Xs, y, cfg, num_samples=40, **kw)
+    for name in ("beta", "omega", "tau", "decision"):
+        joined = np.concatenate([vec.samples[name], more.samples[name]], axis=1)
+        np.testing.assert_array_equal(joined, once.samples[name], err_msg=name)
 
 
 def test_capacity_overflow_raises(small_run):

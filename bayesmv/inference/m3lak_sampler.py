@@ -634,6 +634,8 @@ class M3LAKKernel(MCMCKernel):
         )
 
 
+# At most this many calls of the draw program per chain and run (each call costs a dispatch).
+_MAX_CHUNKS = 64
 EXTRA_FIELDS = ("accept_prob_H", "accept_prob_omega", "diverging", "step_size_H", "step_size_omega")
 
 
@@ -702,11 +704,14 @@ def _clear_compiled_chains():
 def _chunk_length(settings: _RunSettings):
     """Sweeps per call of the one compiled draw program: ``gcd(num_warmup, num_samples)``, so that
     the warm-up, the draws and a continuation by ``num_samples`` share one executable (one
-    compile of the sweep per fit). With thinning, ``num_samples`` (the warm-up then runs as
-    one chunk of ``num_warmup`` sweeps, a second program)."""
-    if settings.thinning == 1:
-        return math.gcd(settings.num_warmup, settings.num_samples)
-    return settings.num_samples
+    compile of the sweep per fit). With thinning, a gcd of 1 (XLA compiles a one-sweep loop
+    differently, so draws would differ from one ``MCMC.run`` by rounding, which the chain then
+    amplifies), or more than ``_MAX_CHUNKS`` calls (e.g. 301 + 200 sweeps): ``num_samples``,
+    and the warm-up runs as one chunk of ``num_warmup`` sweeps, a second program."""
+    length = math.gcd(settings.num_warmup, settings.num_samples)
+    calls = (settings.num_warmup + settings.num_samples) // length
+    chunked = settings.thinning == 1 and length >= 2 and calls <= _MAX_CHUNKS
+    return length if chunked else settings.num_samples
 
 
 def _chunked_chain(settings: _RunSettings, init, draw, state, warm_up, axis):
