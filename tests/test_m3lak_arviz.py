@@ -1,7 +1,9 @@
-"""M3LAK's posterior as an ArviZ object: pointwise log-likelihood (LOO, WAIC, compare).
+"""M3LAK's posterior as an ArviZ object: pointwise log-likelihood (LOO, WAIC, compare), named
+dims, posterior predictive replicates, latent axes aligned across draws, and chains continued by
+``sample_more``.
 
 Two small logistic fits (N = 40, two views, 2 chains) that differ in ``n_latent`` are shared
-by the tests (module-scoped: one compile each).
+by most tests (module-scoped: one compile each).
 """
 
 import warnings
@@ -18,19 +20,16 @@ from bayesmv.datasets import make_latent_views
 SETTINGS = dict(n_frequencies=8, num_warmup=60, num_samples=60, num_chains=2, seed=1, likelihood="logistic")
 
 
-def _views():
+def _task():
     return make_latent_views(
         n_samples=40, n_views=2, n_latent=2, n_features=6, noise=0.3, rule="circle", seed=0
-    )[0]
+    )
 
 
 def _fit(**params):
-    Xs, y = make_latent_views(
-        n_samples=40, n_views=2, n_latent=2, n_features=6, noise=0.3, rule="circle", seed=0
-    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # short chains: the sampler-trouble warning is expected
-        return M3LAKClassifier(**{**SETTINGS, **params}).fit(Xs, y)
+        return M3LAKClassifier(**{**SETTINGS, **params}).fit(*_task())
 
 
 @pytest.fixture(scope="module")
@@ -210,7 +209,7 @@ def test_sample_more_continues_the_chains_without_recompiling():
         idata.sample_stats["diverging"].values, once.inference_data_.sample_stats["diverging"].values
     )
     assert est.posterior_draws_[0]["beta"].shape[0] == 120
-    np.testing.assert_allclose(est.predict_proba(_views()), once.predict_proba(_views()))
+    np.testing.assert_allclose(est.predict_proba(_task()[0]), once.predict_proba(_task()[0]))
     with warnings.catch_warnings():  # the log does record compilations: a new length compiles
         warnings.simplefilter("ignore")
         assert any("_draw_chain" in msg for msg in _compile_messages(lambda: est.sample_more(7)))
