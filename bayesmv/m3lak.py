@@ -35,8 +35,9 @@ from .base import MultiViewMixin, encode_labels, one_vs_rest_targets, warn_sampl
 from .datasets import MultiViewStandardScaler, check_positive, observed_mask
 from .diagnostics import to_inference_data
 from .inference._threads import single_threaded_blas
+from .inference.conditionals import noise_weighted
 from .kernels import implied_kernel
-from .models.m3lak import decision_values, pointwise_log_likelihood
+from .models.m3lak import decision_values, noise_by_view, pointwise_log_likelihood
 
 __all__ = [
     "M3LAKClassifier",
@@ -72,20 +73,24 @@ class KernelBand(NamedTuple):
 # Posterior predictive of the shared latent h* (pure JAX)
 # --------------------------------------------------------------------------------------------
 def _view_terms(W, V, tau, X):
-    """``A = WᵀΣ⁻¹W`` (m, m) and ``B = XΣ⁻¹W`` (n, m) for one view, ``Σ = VVᵀ + τ⁻¹I`` (Woodbury)."""
+    """``A = WᵀΣ⁻¹W`` (m, m) and ``B = XΣ⁻¹W`` (n, m) for one view, ``Σ = VVᵀ + T⁻¹``, ``T = τI``
+    (``tau`` a scalar) or ``diag(τ)`` (``(D,)``), by Woodbury:
+    ``Σ⁻¹ = T - TV G⁻¹ VᵀT``, ``G = I + VᵀTV``."""
     K = V.shape[1]
-    G = jnp.eye(K, dtype=W.dtype) + tau * (V.T @ V)
+    TW, TV = noise_weighted(tau, W), noise_weighted(tau, V)
+    G = jnp.eye(K, dtype=W.dtype) + V.T @ TV
     Lg = jnp.linalg.cholesky(G)
-    Q = cho_solve((Lg, True), V.T @ W)  # G⁻¹VᵀW, (K, m)
-    A = tau * (W.T @ W) - tau**2 * ((W.T @ V) @ Q)
-    B = tau * (X @ W) - tau**2 * ((X @ V) @ Q)
+    Q = cho_solve((Lg, True), TV.T @ W)  # G⁻¹VᵀTW, (K, m)
+    A = W.T @ TW - (W.T @ TV) @ Q
+    B = X @ TW - (X @ TV) @ Q
     return 0.5 * (A + A.T), B
 
 
 def predictive_latent_moments(Ws, Vs, tau, Xs, observed):
     """Mean ``(n, m)`` and lower Cholesky factor ``(n, m, m)`` of the precision of ``h* | x*``.
 
-    ``Ws``/``Vs``: per-view ``(D_i, m)`` / ``(D_i, K)``; ``tau``: ``(n_views,)``; ``Xs``: per-view
+    ``Ws``/``Vs``: per-view ``(D_i, m)`` / ``(D_i, K)``; ``tau``: ``(n_views,)`` or ``(Σ_i D_i,)``
+    (:func:`~bayesmv.models.m3lak.noise_by_view`); ``Xs``: per-view
     ``(n, D_i)`` (values of unobserved rows are ignored); ``observed``: ``(n_views, n)`` bool.
     u* is integrated out (DESIGN §5). This is the dense reference-friendly form (one m x m
     Cholesky per test point); the estimator uses the per-missingness-pattern form below.
@@ -94,10 +99,11 @@ def predictive_latent_moments(Ws, Vs, tau, Xs, observed):
     n = Xs[0].shape[0]
     P = jnp.broadcast_to(jnp.eye(m, dtype=Ws[0].dtype), (n, m, m))
     b = jnp.zeros((n, m), dtype=Ws[0].dtype)
+    taus = noise_by_view(jnp.asarray(tau), [W.shape[0] for W in Ws])
     for i, (W, V, X) in enumerate(zip(Ws, Vs, Xs)):
         o = jnp.asarray(observed[i])
         X = jnp.where(o[:, None], X, 0.0)
-        A, B = _view_terms(W, V, tau[i], X)
+        A, B = _view_terms(W, V, taus[i], X)
         P = P + o[:, None, None] * A
         b = b + o[:, None] * B
     L = jnp.linalg.cholesky(P)
@@ -115,8 +121,9 @@ def _draw_decisions(key, Ws, Vs, tau, beta, omega, Xs, observed, patterns, patte
     n_pat = patterns.shape[0]
     P = jnp.broadcast_to(jnp.eye(m, dtype=beta.dtype), (n_pat, m, m))
     b = jnp.zeros((n, m), dtype=beta.dtype)
+    taus = noise_by_view(tau, [W.shape[0] for W in Ws])
     for i, (W, V, X) in enumerate(zip(Ws, Vs, Xs)):
-        A, B = _view_terms(W, V, tau[i], X)  # X is already zero on unobserved rows
+        A, B = _view_terms(W, V, taus[i], X)  # X is already zero on unobserved rows
         P = P + patterns[:, i, None, None] * A
         b = b + observed[i][:, None] * B
     L = jnp.linalg.cholesky(P)  # (n_pat, m, m)
@@ -233,11 +240,12 @@ def replicate_labels(decision, likelihood, rng):
     return np.where(decision > 0, 1.0, -1.0)
 
 
-def posterior_dims(n_samples, n_features_per_view, n_frequencies, n_latent, n_view_latent):
+def posterior_dims(n_samples, n_features_per_view, n_frequencies, n_latent, n_view_latent, noise="view"):
     """``(coords, dims)`` naming every M3LAK draw's axes for ``az.from_dict``: ``sample``
     (training points), ``view``, ``feature_i`` (view i's features), ``latent`` (shared, m),
     ``view_latent`` (per view, K), ``frequency`` (M), ``rff_feature`` (``cos_j``, ``sin_j``,
-    ``bias``: the 2M + 1 entries of β), ``dp_component``."""
+    ``bias``: the 2M + 1 entries of β), ``dp_component``; with ``noise="feature"`` τ's axis is
+    ``view_feature`` (``"i:d"``, feature d of view i)."""
     M = n_frequencies
     coords = {
         "sample": np.arange(n_samples),
@@ -247,10 +255,12 @@ def posterior_dims(n_samples, n_features_per_view, n_frequencies, n_latent, n_vi
         "frequency": np.arange(M),
         "rff_feature": [f"cos_{j}" for j in range(M)] + [f"sin_{j}" for j in range(M)] + ["bias"],
     }
+    if noise == "feature":
+        coords["view_feature"] = [f"{i}:{d}" for i, D in enumerate(n_features_per_view) for d in range(D)]
     dims = {
         "beta": ["rff_feature"],
         "omega": ["frequency", "latent"],
-        "tau": ["view"],
+        "tau": ["view_feature" if noise == "feature" else "view"],
         "r": ["view", "latent"],
         "decision": ["sample"],
         "y": ["sample"],
@@ -303,6 +313,12 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         conditionals given ``W_i, V_i`` (eqs. 13–14). ``"collapsed"`` (not in the paper): r_i and
         τ_i by slice steps with ``[W_i V_i]`` integrated out, then ``[W_i V_i]`` at the new
         values; same posterior, faster mixing of τ.
+    noise : {"view", "feature"}
+        ``"view"``: one noise precision τ_i per view (the paper). ``"feature"`` (not in the paper):
+        one per feature of every view, ``x_n^i ~ N(W_i h + V_i u, diag(τ_i)^{-1})`` as in factor
+        analysis, so that features with little shared signal do not set the noise of the whole
+        view; ``tau`` then has one entry per feature (dim ``view_feature``). Needs
+        ``precision_update="conditional"``.
     lengthscale, hmc_steps_h, hmc_steps_omega, hmc_steps_joint, target_accept, init_step_size
         Not in the paper: the ``"gaussian"`` spectrum ``ω ~ N(0, I/ℓ²)`` (None: ℓ = √m) and the
         leapfrog steps / dual-averaging target / initial step of the HMC blocks for H, Ω and the
@@ -372,6 +388,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         augmented=False,
         likelihood="hinge",
         precision_update="conditional",
+        noise="view",
         lengthscale=None,
         hmc_steps_h=10,
         hmc_steps_omega=10,
@@ -409,6 +426,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         self.augmented = augmented
         self.likelihood = likelihood
         self.precision_update = precision_update
+        self.noise = noise
         self.lengthscale = lengthscale
         self.hmc_steps_h = hmc_steps_h
         self.hmc_steps_omega = hmc_steps_omega
@@ -637,6 +655,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             config.n_frequencies,
             config.n_latent,
             config.n_view_latent,
+            config.noise,
         )
         keep = [f"W_{i}" for i in range(n_views)] + [f"V_{i}" for i in range(n_views)] + list(_PREDICT_KEYS)
         observed = observed_mask(Zs).T

@@ -35,6 +35,8 @@ from bayesmv.models import M3LAKConfig, augmented_hinge_log_factor, feature_map
 
 NDRAW = 20000
 KEYS = jax.random.split(jax.random.PRNGKey(123), NDRAW)
+# noise precision of the tiny problem's view: one per view, or one per feature (noise="feature")
+NOISE = pytest.mark.parametrize("tau", [1.7, np.array([1.7, 0.6, 3.1])], ids=["per_view", "per_feature"])
 
 
 def _gaussian_reference(logp, dim):
@@ -138,13 +140,14 @@ def test_inverse_gaussian_sampler():
         assert st.kstest(np.asarray(x), ref.cdf).pvalue > 1e-3
 
 
-def test_u_conditional_matches_joint_and_prior_for_missing(tiny):
+@NOISE
+def test_u_conditional_matches_joint_and_prior_for_missing(tiny, tau):
     t = tiny
     n = 0  # an observed row
 
     def logp(u):
         r = t["X"][n] - t["W"] @ t["H"][n] - t["V"] @ u
-        return -0.5 * u @ u - 0.5 * t["tau"] * r @ r
+        return -0.5 * u @ u - 0.5 * r @ (tau * r)
 
     mean, cov = _gaussian_reference(logp, t["K"])
     draws = jax.vmap(
@@ -154,7 +157,7 @@ def test_u_conditional_matches_joint_and_prior_for_missing(tiny):
             jnp.asarray(t["H"]),
             jnp.asarray(t["W"]),
             jnp.asarray(t["V"]),
-            t["tau"],
+            jnp.asarray(tau),
             jnp.asarray(t["obs"]),
         )
     )(KEYS)
@@ -162,7 +165,8 @@ def test_u_conditional_matches_joint_and_prior_for_missing(tiny):
     _check_moments(draws[:, 2], np.zeros(t["K"]), np.eye(t["K"]))  # missing row: prior
 
 
-def test_wv_conditional_is_joint_gaussian(tiny):
+@NOISE
+def test_wv_conditional_is_joint_gaussian(tiny, tau):
     t = tiny
     m, K, D = t["m"], t["K"], t["D"]
     obs = t["obs"]
@@ -174,7 +178,7 @@ def test_wv_conditional_is_joint_gaussian(tiny):
         return (
             -0.5 * jnp.sum(t["r"] * jnp.sum(W**2, 0))
             - 0.5 * t["eta"] * jnp.sum(V**2)
-            - 0.5 * t["tau"] * jnp.sum(resid**2)
+            - 0.5 * jnp.sum(tau * resid**2)
         )
 
     mean, cov = _gaussian_reference(logp, D * (m + K))
@@ -188,7 +192,7 @@ def test_wv_conditional_is_joint_gaussian(tiny):
             jnp.asarray(t["U"]),
             jnp.asarray(t["r"]),
             t["eta"],
-            t["tau"],
+            jnp.asarray(tau),
             jnp.asarray(obs),
         )
         return jnp.concatenate([W, V], 1).ravel()
@@ -235,6 +239,23 @@ def test_tau_conditional_matches_grid(tiny):
         ).sum(0)
 
     _grid_ks(draws, logdens, 1e-6, 5.0)
+
+
+def test_per_feature_tau_conditional_matches_grid(tiny):
+    """noise="feature": each τ_d from its own Gamma conditional, given feature d's residuals only."""
+    t = tiny
+    a_t, b_t = 0.01, 1e-5
+    args = [jnp.asarray(t[k]) for k in ("X", "H", "U", "W", "V", "obs")]
+    draws = jax.vmap(lambda k: sample_tau_conditional(k, *args, a_t, b_t, per_feature=True))(KEYS[:5000])
+    assert draws.shape == (5000, t["D"])
+    resid = (t["X"] - t["H"] @ t["W"].T - t["U"] @ t["V"].T)[t["obs"]]
+    for d in range(t["D"]):
+
+        def logdens(tau):
+            prior = st.gamma(a_t, scale=1 / b_t).logpdf(tau)
+            return prior + st.norm(0, 1 / np.sqrt(tau)).logpdf(resid[:, d, None]).sum(0)
+
+        _grid_ks(draws[:, d], logdens, 1e-6, 50.0)
 
 
 def test_v_conditional_matches_grid():
@@ -520,22 +541,28 @@ def test_slice_step_keeps_exact_draws_exact():
     assert np.mean(fixed > q05) > 0.5
 
 
-def test_u_collapsed_log_likelihood_matches_brute_force(tiny):
+@NOISE
+def test_u_collapsed_log_likelihood_matches_brute_force(tiny, tau):
     """log p(X | U, H, W, τ) with V integrated out equals, up to one constant in U, the explicit
-    Gaussian marginal of the residual columns ``R_d ~ N(0, τ⁻¹I + U Uᵀ/η)`` (observed rows)."""
+    Gaussian marginal of the residual columns ``R_d ~ N(0, τ_d⁻¹I + U Uᵀ/η)`` (observed rows)."""
     t = tiny
-    tau, eta = 1.7, 3.0
+    eta = 3.0
     o = t["obs"]
     R = (t["X"] - t["H"] @ t["W"].T)[o]
     rng = np.random.default_rng(8)
     Us = [rng.normal(size=(t["N"], t["K"])) * s for s in (0.3, 1.0, 2.5)]
 
+    taus = np.broadcast_to(tau, (t["D"],))
+
     def brute(U):
-        cov = np.eye(o.sum()) / tau + U[o] @ U[o].T / eta
-        return st.multivariate_normal(np.zeros(o.sum()), cov).logpdf(R.T).sum()
+        covs = [np.eye(o.sum()) / tau_d + U[o] @ U[o].T / eta for tau_d in taus]
+        return sum(st.multivariate_normal(np.zeros(o.sum()), c).logpdf(R[:, d]) for d, c in enumerate(covs))
 
     args = [jnp.asarray(t[k]) for k in ("X", "H", "W")]
-    ours = [float(u_collapsed_log_likelihood(jnp.asarray(U), *args, tau, eta, jnp.asarray(o))) for U in Us]
+    ours = [
+        float(u_collapsed_log_likelihood(jnp.asarray(U), *args, jnp.asarray(tau), eta, jnp.asarray(o)))
+        for U in Us
+    ]
     np.testing.assert_allclose(np.diff(ours), np.diff([brute(U) for U in Us]), rtol=1e-9, atol=1e-9)
 
 

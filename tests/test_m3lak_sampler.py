@@ -4,7 +4,8 @@ augmented-Gibbs vs plain-NUTS agreement on a fixed-kernel problem.
 Geweke: the joint π(θ, X) ∝ p0(θ) ℓ(y | θ) p(X | θ) for fixed labels y (the hinge
 pseudo-likelihood ℓ ≤ 1 does not normalise over y, so y is held fixed and θ is drawn from
 p0(θ)ℓ(y|θ)/Z by exact rejection sampling from the prior; the same for the logistic likelihood,
-whose joint (β, Ω) move is then covered too). The marginal-conditional simulator
+whose joint (β, Ω) move is then covered too, and with one noise precision per feature,
+``noise="feature"``). The marginal-conditional simulator
 draws (θ, X) from it independently; the successive-conditional simulator alternates one sampler
 sweep θ | X, y with X | θ. Both must give the same means of ~90 test functions g(θ, X); each
 difference is a z-score with a batch-means variance for the chain. The test fails if any
@@ -30,7 +31,7 @@ from bayesmv.inference.m3lak_sampler import (
     _niw_prior,
     decision_values,
 )
-from bayesmv.models import M3LAKConfig, logistic_log_likelihood
+from bayesmv.models import M3LAKConfig, logistic_log_likelihood, noise_by_view
 
 N, DS = 3, (2, 2)
 Y = jnp.array([1.0, -1.0, 1.0])
@@ -68,6 +69,9 @@ CONFIGS = {
         hmc_steps_joint=4,
         precision_update="collapsed",
     ),
+    "logistic-per-feature-noise": dataclasses.replace(
+        BASE, augmented=False, likelihood="logistic", hmc_steps_joint=4, noise="feature"
+    ),
 }
 N_MC, N_SC, N_BATCH = 100_000, 20_000, 100
 EPS_H, EPS_O = 0.4, 0.3
@@ -75,9 +79,10 @@ EPS_H, EPS_O = 0.4, 0.3
 
 def _draw_X(key, lat: M3LAKLatent):
     Xs = []
+    taus = noise_by_view(lat.tau, DS)
     for i, k in enumerate(jax.random.split(key, len(DS))):
         mean = lat.H @ lat.Ws[i].T + lat.Us[i] @ lat.Vs[i].T
-        X = mean + jax.random.normal(k, mean.shape) / jnp.sqrt(lat.tau[i])
+        X = mean + jax.random.normal(k, mean.shape) / jnp.sqrt(taus[i])
         Xs.append(X * OBS[:, i : i + 1])
     return tuple(Xs)
 
@@ -87,7 +92,8 @@ def _prior_draw(key, cfg):
     m, K, M = cfg.n_latent, cfg.n_view_latent, cfg.n_frequencies
     k = jax.random.split(key, 12)
     H = jax.random.normal(k[0], (N, m))
-    tau = jax.random.gamma(k[1], cfg.a_tau, (len(DS),)) / cfg.b_tau
+    n_tau = sum(DS) if cfg.noise == "feature" else len(DS)
+    tau = jax.random.gamma(k[1], cfg.a_tau, (n_tau,)) / cfg.b_tau
     r = jax.random.gamma(k[2], cfg.a_r, (len(DS), m)) / cfg.b_r
     Ws = tuple(
         jax.random.normal(kk, (D, m)) / jnp.sqrt(r[i])

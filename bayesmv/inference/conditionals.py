@@ -15,6 +15,7 @@ from .slice import elliptical_slice_step, slice_step
 
 __all__ = [
     "gaussian_from_precision",
+    "noise_weighted",
     "sample_beta_conditional",
     "sample_inverse_gaussian",
     "sample_lambda_conditional",
@@ -28,6 +29,12 @@ __all__ = [
     "sample_v_conditional",
     "sample_wv_conditional",
 ]
+
+
+def noise_weighted(tau, A):
+    """``diag(τ) A``: the rows of ``A`` (one per feature) scaled by their noise precisions; ``tau``
+    is a scalar (one per view) or ``(D,)`` (one per feature)."""
+    return jnp.reshape(tau, (-1, 1)) * A
 
 
 def gaussian_from_precision(key, precision, rhs):
@@ -72,12 +79,14 @@ def sample_lambda_conditional(key, decision, y, C):
 
 
 def sample_u_conditional(key, X, H, W, V, tau, obs):
-    """u_n^i | · (eq. 10): ``N((I + τVᵀV)^{-1} τVᵀ(x_n - W h_n), (I + τVᵀV)^{-1})`` for observed
-    rows; prior ``N(0, I)`` for rows whose view is missing (``obs`` False). One K×K Cholesky."""
+    """u_n^i | · (eq. 10): ``N((I + VᵀTV)^{-1} VᵀT(x_n - W h_n), (I + VᵀTV)^{-1})``, ``T = τ I``
+    (or ``diag(τ)`` with one precision per feature), for observed rows; prior ``N(0, I)`` for
+    rows whose view is missing (``obs`` False). One K×K Cholesky."""
     K = V.shape[1]
-    prec = jnp.eye(K, dtype=V.dtype) + tau * V.T @ V
+    TV = noise_weighted(tau, V)
+    prec = jnp.eye(K, dtype=V.dtype) + V.T @ TV
     L = jnp.linalg.cholesky(prec)
-    rhs = tau * (X @ V - H @ (W.T @ V))  # (N, K), without forming the (N, D) residual
+    rhs = X @ TV - H @ (W.T @ TV)  # (N, K), without forming the (N, D) residual
     mean = cho_solve((L, True), rhs.T).T
     eps = jax.random.normal(key, mean.shape, dtype=mean.dtype)
     noise = solve_triangular(L.T, eps.T, lower=False).T
@@ -89,7 +98,8 @@ def u_collapsed_log_likelihood(U, X, H, W, tau, eta, obs):
 
     The residual columns ``R_d = x_d - W_d h`` (observed rows) are ``N(0, τ⁻¹I + U Uᵀ/η)``; with
     ``S = UᵀU`` (K×K), by the determinant lemma and Woodbury:
-    ``-(D/2) log|I + (τ/η) S| + (τ²/2) Σ_d (UᵀR_d)ᵀ (ηI + τS)⁻¹ (UᵀR_d)`` (U-free terms dropped)."""
+    ``-(D/2) log|I + (τ/η) S| + (τ²/2) Σ_d (UᵀR_d)ᵀ (ηI + τS)⁻¹ (UᵀR_d)`` (U-free terms dropped);
+    with one precision per feature, ``τ_d`` in column ``d``'s term."""
     return _u_log_likelihood(U, (X - H @ W.T) * obs[:, None], tau, eta, obs)
 
 
@@ -99,9 +109,15 @@ def _u_log_likelihood(U, R, tau, eta, obs):
     Uo = U * obs[:, None]
     S = Uo.T @ Uo
     G = Uo.T @ R  # (K, D)
-    L = jnp.linalg.cholesky(eta * jnp.eye(K, dtype=U.dtype) + tau * S)
-    logdet = 2.0 * jnp.sum(jnp.log(jnp.diagonal(L))) - K * jnp.log(eta)  # log|I + (τ/η) S|
-    return -0.5 * D * logdet + 0.5 * tau**2 * jnp.sum(solve_triangular(L, G, lower=True) ** 2)
+    eye = jnp.eye(K, dtype=U.dtype)
+    if jnp.ndim(tau) == 0:  # one Cholesky shared by the columns
+        L = jnp.linalg.cholesky(eta * eye + tau * S)
+        logdet = 2.0 * jnp.sum(jnp.log(jnp.diagonal(L))) - K * jnp.log(eta)  # log|I + (τ/η) S|
+        return -0.5 * D * logdet + 0.5 * tau**2 * jnp.sum(solve_triangular(L, G, lower=True) ** 2)
+    L = jnp.linalg.cholesky(eta * eye + tau[:, None, None] * S)  # (D, K, K), one per column
+    logdet = 2.0 * jnp.sum(jnp.log(jnp.diagonal(L, axis1=1, axis2=2))) - D * K * jnp.log(eta)
+    quad = jax.vmap(lambda Ld, g: jnp.sum(solve_triangular(Ld, g, lower=True) ** 2))(L, G.T)
+    return -0.5 * logdet + 0.5 * jnp.sum(tau**2 * quad)
 
 
 def sample_u_collapsed(key, X, H, W, U, tau, eta, obs):
@@ -115,14 +131,18 @@ def sample_u_collapsed(key, X, H, W, U, tau, eta, obs):
 
 def sample_wv_conditional(key, X, H, U, r, eta, tau, obs):
     """[W_i V_i] | · jointly (DESIGN §5, replaces eqs. 11–12): the rows of ``B = [W V]`` are
-    independent ``N(P^{-1} τ Zᵀ x_{·d}, P^{-1})`` with ``P = diag(r, η·1) + τ ZᵀZ``,
-    ``Z = [H U]`` over the observed rows. Returns ``(W, V)``."""
+    independent ``N(P_d^{-1} τ_d Zᵀ x_{·d}, P_d^{-1})`` with ``P_d = diag(r, η·1) + τ_d ZᵀZ``,
+    ``Z = [H U]`` over the observed rows; ``tau`` a scalar (one Cholesky for all rows) or ``(D,)``
+    (one precision and one Cholesky per feature). Returns ``(W, V)``."""
     m = H.shape[1]
     Z = jnp.concatenate([H, U], axis=1) * obs[:, None]
-    prior = jnp.concatenate([r, jnp.full((U.shape[1],), eta, dtype=H.dtype)])
-    prec = jnp.diag(prior) + tau * Z.T @ Z
-    rhs = tau * Z.T @ X  # (m+K, D); X rows of missing views are zero
-    B = gaussian_from_precision(key, prec, rhs).T  # (D, m+K)
+    prior = jnp.diag(jnp.concatenate([r, jnp.full((U.shape[1],), eta, dtype=H.dtype)]))
+    ZtZ, ZtX = Z.T @ Z, Z.T @ X  # (m+K, m+K), (m+K, D); X rows of missing views are zero
+    if jnp.ndim(tau) == 0:
+        B = gaussian_from_precision(key, prior + tau * ZtZ, tau * ZtX).T  # (D, m+K)
+    else:
+        keys = jax.random.split(key, X.shape[1])
+        B = jax.vmap(gaussian_from_precision)(keys, prior + tau[:, None, None] * ZtZ, (ZtX * tau).T)
     return B[:, :m], B[:, m:]
 
 
@@ -133,11 +153,15 @@ def sample_r_conditional(key, W, a_r, b_r):
     return _random.gamma(key, a_r + 0.5 * D, rate.shape, W.dtype) / rate
 
 
-def sample_tau_conditional(key, X, H, U, W, V, obs, a_tau, b_tau):
-    """τ_i | · ~ Γ(a_τ + N_i D_i/2, b_τ + ½ Σ_{n observed} ‖x_n - W h_n - V u_n‖²) (eq. 14)."""
+def sample_tau_conditional(key, X, H, U, W, V, obs, a_tau, b_tau, per_feature=False):
+    """τ_i | · ~ Γ(a_τ + N_i D_i/2, b_τ + ½ Σ_{n observed} ‖x_n - W h_n - V u_n‖²) (eq. 14), or with
+    ``per_feature`` one precision per feature, τ_id | · ~ Γ(a_τ + N_i/2, b_τ + ½ Σ_n r_nd²)."""
     D = X.shape[1]
     resid = (X - H @ W.T - U @ V.T) * obs[:, None]
     n_obs = jnp.sum(obs)
+    if per_feature:
+        rate = b_tau + 0.5 * jnp.sum(resid**2, axis=0)
+        return _random.gamma(key, a_tau + 0.5 * n_obs, (D,), X.dtype) / rate
     rate = b_tau + 0.5 * jnp.sum(resid**2)
     return _random.gamma(key, a_tau + 0.5 * n_obs * D, (), X.dtype) / rate
 

@@ -42,7 +42,7 @@ from numpyro.infer import MCMC
 from numpyro.infer.hmc_util import dual_averaging
 from numpyro.infer.mcmc import MCMCKernel
 
-from ..models.m3lak import M3LAKConfig, decision_values, feature_map, logistic_log_likelihood
+from ..models.m3lak import M3LAKConfig, decision_values, feature_map, logistic_log_likelihood, noise_by_view
 from . import _random
 from . import conditionals as cond
 from ._threads import single_threaded_blas
@@ -271,13 +271,25 @@ def joint_beta_omega_step(key, H, omega, beta, v, dp: DPState, y, valid, step_si
     return jnp.where(moved, beta_new, beta), jnp.where(moved, omega_new, omega), accept_prob, diverging
 
 
+def _view_noise(latent: M3LAKLatent, data: M3LAKData):
+    """Each view's noise precision: a scalar (``noise="view"``) or ``(D_i,)`` (``"feature"``)."""
+    return noise_by_view(latent.tau, [X.shape[1] for X in data.Xs])
+
+
 def _gaussian_parts(latent: M3LAKLatent, data: M3LAKData):
-    """``Q_i = τ_i W_iᵀW_i`` (V, m, m) and ``b_n = Σ_i obs τ_i W_iᵀ(x_n - V_i u_n)`` (N, m)."""
-    Q = jnp.stack([t * W.T @ W for t, W in zip(latent.tau, latent.Ws)])
+    """``Q_i = W_iᵀT_iW_i`` (V, m, m) and ``b_n = Σ_i obs W_iᵀT_i(x_n - V_i u_n)`` (N, m), ``T_i`` the
+    view's noise precision (``τ_i I`` or ``diag(τ_i)``)."""
+    TWs = [cond.noise_weighted(t, W) for t, W in zip(_view_noise(latent, data), latent.Ws)]
+    Q = jnp.stack([W.T @ TW for W, TW in zip(latent.Ws, TWs)])
     b = 0.0
-    for i, (X, U, W, Vv) in enumerate(zip(data.Xs, latent.Us, latent.Ws, latent.Vs)):
-        b = b + data.obs[:, i : i + 1] * (latent.tau[i] * (X @ W - U @ (Vv.T @ W)))
+    for i, (X, U, TW, Vv) in enumerate(zip(data.Xs, latent.Us, TWs, latent.Vs)):
+        b = b + data.obs[:, i : i + 1] * (X @ TW - U @ (Vv.T @ TW))
     return Q, b
+
+
+def _join_noise(taus):
+    """Inverse of :func:`~bayesmv.models.m3lak.noise_by_view`: ``(V,)`` or ``(Σ_i D_i,)``."""
+    return jnp.concatenate([jnp.atleast_1d(t) for t in taus])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -383,9 +395,10 @@ def m3lak_sweep(
         kU, kWV, kr, kt = (jax.random.split(k, nV) for k in keys[5:9])
         Us, Ws, Vs, rs, taus = [], [], [], [], []
         collapsed = config.precision_update == "collapsed"
+        view_tau = _view_noise(latent, data)
         for i in range(nV):
             X, o = data.Xs[i], data.obs[:, i]
-            W, Vv, tau_i = latent.Ws[i], latent.Vs[i], latent.tau[i]
+            W, Vv, tau_i = latent.Ws[i], latent.Vs[i], view_tau[i]
             if collapsed:  # V integrated out; the [W V] step below draws V anew
                 U = cond.sample_u_collapsed(kU[i], X, latent.H, W, latent.Us[i], tau_i, config.eta, o)
             else:
@@ -402,11 +415,13 @@ def m3lak_sweep(
             if not collapsed:
                 new = cond.sample_r_conditional(kr[i], W, config.a_r, config.b_r)
                 r_i, flag = _guard(new, r_i, 8, flag)
-                new = cond.sample_tau_conditional(kt[i], X, latent.H, U, W, Vv, o, config.a_tau, config.b_tau)
+                new = cond.sample_tau_conditional(
+                    kt[i], X, latent.H, U, W, Vv, o, config.a_tau, config.b_tau, config.noise == "feature"
+                )
                 tau_i, flag = _guard(new, tau_i, 9, flag)
             Us.append(U), Ws.append(W), Vs.append(Vv), rs.append(r_i), taus.append(tau_i)
         latent = latent._replace(
-            Us=tuple(Us), Ws=tuple(Ws), Vs=tuple(Vs), r=jnp.stack(rs), tau=jnp.stack(taus)
+            Us=tuple(Us), Ws=tuple(Ws), Vs=tuple(Vs), r=jnp.stack(rs), tau=_join_noise(taus)
         )
 
     # 10. v
@@ -475,7 +490,16 @@ def initial_latent(key, data: M3LAKData, config: M3LAKConfig) -> M3LAKLatent:
             kk[3 * i], data.Xs[i], H, Us[i], r[i], config.eta, 1.0, data.obs[:, i]
         )
         t = cond.sample_tau_conditional(
-            kk[3 * i + 1], data.Xs[i], H, Us[i], W, Vv, data.obs[:, i], config.a_tau, config.b_tau
+            kk[3 * i + 1],
+            data.Xs[i],
+            H,
+            Us[i],
+            W,
+            Vv,
+            data.obs[:, i],
+            config.a_tau,
+            config.b_tau,
+            config.noise == "feature",
         )
         Ws.append(W), Vs.append(Vv), taus.append(t)
         rs.append(cond.sample_r_conditional(kk[3 * i + 2], W, config.a_r, config.b_r))
@@ -507,7 +531,7 @@ def initial_latent(key, data: M3LAKData, config: M3LAKConfig) -> M3LAKLatent:
     lam = jnp.ones((N,), dtype)
     feats = feature_map(H, omega) * valid[:, None]
     beta = cond.sample_beta_conditional(keys[7], feats, data.y, lam, config.C, v)
-    return M3LAKLatent(H, Us, tuple(Ws), tuple(Vs), jnp.stack(taus), jnp.stack(rs), omega, beta, lam, v, dp)
+    return M3LAKLatent(H, Us, tuple(Ws), tuple(Vs), _join_noise(taus), jnp.stack(rs), omega, beta, lam, v, dp)
 
 
 # Eager execution of initial_latent costs ~3x more CPU than compiling it, and the jitted

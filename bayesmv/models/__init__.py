@@ -10,6 +10,7 @@ from .m3lak import (
     latent_variable_model,
     logistic_log_likelihood,
     m3lak_model,
+    noise_by_view,
     pointwise_log_likelihood,
     spectral_prior_model,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "latent_variable_model",
     "logistic_log_likelihood",
     "m3lak_model",
+    "noise_by_view",
     "pointwise_log_likelihood",
     "spectral_prior_model",
 ]

@@ -2,9 +2,11 @@
 
 Model, views ``i = 1..V``, samples ``n = 1..N`` (DESIGN §5):
 
-* ``h_n ~ N(0, I_m)``, ``u_n^i ~ N(0, I_K)``, ``x_n^i ~ N(W_i h_n + V_i u_n^i, τ_i^{-1} I)``;
+* ``h_n ~ N(0, I_m)``, ``u_n^i ~ N(0, I_K)``, ``x_n^i ~ N(W_i h_n + V_i u_n^i, τ_i^{-1} I)`` (beyond
+  the paper, ``noise="feature"``: ``N(…, diag(τ_i)^{-1})``, one precision per feature, as in factor
+  analysis);
 * ARD: columns of ``W_i`` ~ ``N(0, r_ij^{-1} I)``, ``r_ij ~ Γ(a_r, b_r)``; columns of ``V_i`` ~
-  ``N(0, η^{-1} I)``; ``τ_i ~ Γ(a_τ, b_τ)`` (shape/rate);
+  ``N(0, η^{-1} I)``; ``τ_i`` (or every ``τ_id``) ``~ Γ(a_τ, b_τ)`` (shape/rate);
 * random Fourier features ``φ̃(h) = (M^{-1/2}[cos Ωh, sin Ωh], 1)`` with ``ω_j`` drawn from a DP
   Gaussian mixture (NIW base, stick-breaking; truncated at ``dp_capacity`` in the model function,
   exact slice sampling in the Gibbs kernel) or from a fixed Gaussian spectrum;
@@ -41,6 +43,7 @@ __all__ = [
     "latent_variable_model",
     "logistic_log_likelihood",
     "m3lak_model",
+    "noise_by_view",
     "pointwise_log_likelihood",
     "spectral_prior_model",
 ]
@@ -48,6 +51,7 @@ __all__ = [
 
 LIKELIHOODS = ("hinge", "logistic")
 PRECISION_UPDATES = ("conditional", "collapsed")
+NOISE_MODELS = ("view", "feature")
 # Sampler blocks that M3LAKConfig.fixed_blocks can hold fixed: H; Ω (hinge) or the joint (β, Ω)
 # move (logistic); the DP table; λ and β (hinge); the latent variable model U, [W V], r, τ.
 FIXABLE_BLOCKS = ("H", "omega", "dp", "lambda_beta", "lvm")
@@ -94,6 +98,9 @@ class M3LAKConfig:
     # "collapsed": r_i and τ_i by slice steps with [W_i V_i] integrated out, then [W_i V_i] at
     # the new values (a joint move; ARD columns switched off no longer random-walk in r).
     precision_update: str = "conditional"
+    # "view": one noise precision τ_i per view (the paper); "feature": one per feature of every
+    # view (factor-analysis noise), τ stored as one (Σ_i D_i,) vector, view by view.
+    noise: str = "view"
     # Blocks held at their initial values (a diagnostic: which block holds the chain back);
     # names in FIXABLE_BLOCKS.
     fixed_blocks: tuple = ()
@@ -175,6 +182,10 @@ class M3LAKConfig:
             raise ValueError(
                 f"M3LAKConfig.precision_update must be one of {PRECISION_UPDATES}; got {self.precision_update!r}"
             )
+        if self.noise not in NOISE_MODELS:
+            raise ValueError(f"M3LAKConfig.noise must be one of {NOISE_MODELS}; got {self.noise!r}")
+        if self.noise == "feature" and self.precision_update == "collapsed":
+            raise ValueError("M3LAKConfig.noise='feature' needs precision_update='conditional'")
         unknown = set(self.fixed_blocks) - set(FIXABLE_BLOCKS)
         if not isinstance(self.fixed_blocks, tuple) or unknown:
             raise ValueError(
@@ -186,6 +197,16 @@ class M3LAKConfig:
 # ----------------------------------------------------------------------------------------------
 # Pure pieces shared with the sampler
 # ----------------------------------------------------------------------------------------------
+def noise_by_view(tau, n_features):
+    """Each view's noise precisions from ``tau`` (last axis): a scalar per view when ``tau`` holds
+    one per view (``noise="view"``, ``(V,)``), the view's ``(D_i,)`` slice when it holds one per
+    feature (``"feature"``, ``(Σ_i D_i,)``). With one feature per view the two coincide."""
+    if tau.shape[-1] == len(n_features):
+        return [tau[..., i] for i in range(len(n_features))]
+    ends = np.cumsum(n_features)
+    return [tau[..., end - D : end] for D, end in zip(n_features, ends)]
+
+
 def feature_map(H, omega):
     """``φ̃(h) = (M^{-1/2}[cos(Ωh), sin(Ωh)], 1)``, shape ``(N, 2M + 1)`` (paper §2.2)."""
     phi = random_fourier_features(H, omega)
@@ -280,14 +301,16 @@ def latent_variable_model(Xs, config: M3LAKConfig, n_samples=None, n_features=No
         n_features = [X.shape[1] for X in Xs]
     V = len(n_features)
     H = numpyro.sample("h", dist.Normal(0.0, 1.0).expand([n_samples, m]).to_event(2))
-    tau = numpyro.sample("tau", dist.Gamma(config.a_tau, config.b_tau).expand([V]).to_event(1))
+    n_tau = sum(n_features) if config.noise == "feature" else V
+    tau = numpyro.sample("tau", dist.Gamma(config.a_tau, config.b_tau).expand([n_tau]).to_event(1))
+    taus = noise_by_view(tau, n_features)
     r = numpyro.sample("r", dist.Gamma(config.a_r, config.b_r).expand([V, m]).to_event(2))
     for i, D in enumerate(n_features):
         W = numpyro.sample(f"W_{i}", dist.Normal(0.0, 1.0 / jnp.sqrt(r[i])).expand([D, m]).to_event(2))
         Vi = numpyro.sample(f"V_{i}", dist.Normal(0.0, 1.0 / np.sqrt(config.eta)).expand([D, K]).to_event(2))
         U = numpyro.sample(f"u_{i}", dist.Normal(0.0, 1.0).expand([n_samples, K]).to_event(2))
         loc = H @ W.T + U @ Vi.T
-        scale = 1.0 / jnp.sqrt(tau[i])
+        scale = 1.0 / jnp.sqrt(taus[i])
         if Xs is None:
             numpyro.sample(f"X_{i}", dist.Normal(loc, scale).to_event(2))
         else:
