@@ -47,10 +47,9 @@ def run_demo(output_dir="bayesmv_demo_output", quick=False, seed=0) -> int:
         f"M3LAK demo: mfeat even vs odd digit, views fou (76) + kar (64); "
         f"{len(ytr)} training / {len(yte)} test samples"
     )
+    sizes = dict(n_latent=10, n_frequencies=30) if quick else {}  # the full demo: the estimator's defaults
     model = M3LAKClassifier(
-        n_latent=10 if quick else 20,
-        n_frequencies=30 if quick else 100,
-        C=1.0,
+        **sizes,
         num_warmup=cfg["num_warmup"],
         num_samples=cfg["num_samples"],
         num_chains=cfg["num_chains"],
@@ -58,7 +57,7 @@ def run_demo(output_dir="bayesmv_demo_output", quick=False, seed=0) -> int:
     )
     print(
         f"fitting: {cfg['num_chains']} chains x ({cfg['num_warmup']} warm-up + {cfg['num_samples']} draws), "
-        f"m={model.n_latent}, M={model.n_frequencies} ...",
+        f"likelihood={model.likelihood}, m={model.n_latent}, M={model.n_frequencies} ...",
         flush=True,
     )
     t0 = time.perf_counter()
@@ -80,17 +79,23 @@ def run_demo(output_dir="bayesmv_demo_output", quick=False, seed=0) -> int:
     idata = model.inference_data_
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        n_show = min(4, idata.posterior["decision"].shape[-1])
-        dec_dim = idata.posterior["decision"].dims[-1]
+        post = idata.posterior
+        n_show = min(4, post["decision"].shape[-1])
+        shown = {
+            post[name].dims[-1]: post[name][post[name].dims[-1]].values[:n_show]
+            for name in ("decision", "tau")
+        }
         axes = az.plot_trace(
             idata,
             var_names=["decision", "tau"],
-            coords={dec_dim: np.arange(n_show)},
+            coords=shown,
             compact=True,
             figsize=(10, 5),
         )
         fig = np.asarray(axes).ravel()[0].figure
-        fig.suptitle(f"M3LAK trace: decision values of {n_show} training samples and view precisions τ")
+        fig.suptitle(
+            f"M3LAK trace: decision values of {n_show} training samples and the first noise precisions τ"
+        )
         fig.tight_layout()
         trace_path = os.path.join(output_dir, "m3lak_trace.png")
         fig.savefig(trace_path, dpi=90)

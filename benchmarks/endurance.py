@@ -54,6 +54,7 @@ def long_chain(n_iter, seed=0):
         n_frequencies=20,
         num_warmup=warmup,
         num_samples=n_iter - warmup,
+        num_chains=1,
         seed=seed,
         target_accept=0.8,
     )
@@ -113,7 +114,7 @@ def repeated_fits(reps):
     makers = {
         "M3LAKClassifier": (
             lambda: bayesmv.M3LAKClassifier(
-                n_latent=2, n_frequencies=10, num_warmup=20, num_samples=20, seed=0
+                n_latent=2, n_frequencies=10, num_warmup=20, num_samples=20, num_chains=1, seed=0
             ),
             lambda e: e.fit(Xs, y).predict_proba(Xs),
         ),

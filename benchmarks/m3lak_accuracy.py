@@ -95,7 +95,10 @@ QUICK = dict(
 
 
 def _m3lak(cfg, seed, warmup, samples, chains, **kw):
+    """Part A's M3LAK: the paper's hinge, sizes and sampler."""
     params = dict(
+        likelihood="hinge",
+        precision_update="conditional",
         n_latent=20,
         n_frequencies=100,
         C=1.0,

@@ -92,7 +92,15 @@ def tiny_settings(name):
     from bayesmv.kernels import SeparableKernel
 
     return {
-        "M3LAKClassifier": dict(n_latent=2, n_frequencies=5, num_warmup=20, num_samples=20, seed=0),
+        "M3LAKClassifier": dict(
+            n_latent=2,
+            n_frequencies=5,
+            num_warmup=20,
+            num_samples=20,
+            num_chains=1,
+            likelihood="hinge",
+            seed=0,
+        ),
         "MVMLClassifier": dict(max_iter=2),
         "MVMLRegressor": dict(max_iter=2),
         "MVLClassifier": dict(),

@@ -216,7 +216,13 @@ def test_logistic_predict_proba_is_mean_of_sigmoid(tiny_problem):
     from bayesmv import M3LAKClassifier
 
     est = M3LAKClassifier(
-        n_latent=2, n_frequencies=5, num_warmup=20, num_samples=20, seed=0, likelihood="logistic"
+        n_latent=2,
+        n_frequencies=5,
+        num_warmup=20,
+        num_samples=20,
+        num_chains=1,
+        seed=0,
+        likelihood="logistic",
     ).fit(tiny_problem["Xs"], tiny_problem["y"])
     proba = est.predict_proba(tiny_problem["Xs"])
     f = est.predictive_decisions(tiny_problem["Xs"])[0]

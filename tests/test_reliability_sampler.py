@@ -136,7 +136,9 @@ def test_m3lak_nonfinite_block_stops_with_named_error(tiny_problem, monkeypatch,
     # and do not leave its NaN executable behind for later fits with the same settings
     _clear_compiled_chains()
     request.addfinalizer(_clear_compiled_chains)
-    est = bayesmv.M3LAKClassifier(n_latent=2, n_frequencies=5, num_warmup=2, num_samples=2, seed=0)
+    est = bayesmv.M3LAKClassifier(
+        n_latent=2, n_frequencies=5, num_warmup=2, num_samples=2, num_chains=1, likelihood="hinge", seed=0
+    )
     with pytest.raises(M3LAKNumericalError, match=r"lambda update produced non-finite values"):
         est.fit(tiny_problem["Xs"], tiny_problem["y"])
     assert not hasattr(est, "posterior_draws_")

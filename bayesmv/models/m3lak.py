@@ -185,7 +185,10 @@ class M3LAKConfig:
         if self.noise not in NOISE_MODELS:
             raise ValueError(f"M3LAKConfig.noise must be one of {NOISE_MODELS}; got {self.noise!r}")
         if self.noise == "feature" and self.precision_update == "collapsed":
-            raise ValueError("M3LAKConfig.noise='feature' needs precision_update='conditional'")
+            raise ValueError(
+                "M3LAKConfig.noise='feature' needs precision_update='conditional' (the collapsed (r, tau) "
+                "move is written for one noise precision per view)"
+            )
         unknown = set(self.fixed_blocks) - set(FIXABLE_BLOCKS)
         if not isinstance(self.fixed_blocks, tuple) or unknown:
             raise ValueError(
