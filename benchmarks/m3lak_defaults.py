@@ -123,7 +123,7 @@ def choose_defaults(quick=False):
         value = next(v for v, _, b in scores if b <= best_brier + TIE)
         current.update(_expand(name, value))
         print(f"  -> {_show(name, value)}", flush=True)
-    print("CHOICE m3lak_defaults: " + ", ".join(f"{k}={v}" for k, v in current.items()))
+    print("SUMMARY m3lak_defaults: chosen " + ", ".join(f"{k}={v}" for k, v in current.items()))
     return current
 
 
