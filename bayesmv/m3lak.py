@@ -312,7 +312,9 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     eta, alpha, a_r, b_r, a_tau, b_tau, v, v_prior, niw_kappa0, niw_nu0, niw_mu0, niw_psi0,
     dp_capacity, augmented
         Priors and sampler options, passed to ``bayesmv.models.m3lak.M3LAKConfig`` (paper
-        defaults: η = 1e3, α = 1, a_r = 0.1, a_τ = v = 0.01, b_τ = b_r = 1e-5).
+        defaults: η = 1e3, α = 1, a_r = 0.1, a_τ = v = 0.01, b_τ = b_r = 1e-5; the DP's NIW base
+        κ0 = 1, μ0 = 0.01·1, Ψ0 = I, ν0 = m, which ``benchmarks/m3lak_defaults.py`` kept against
+        ν0 = 2m and 3m).
         ``augmented=True`` updates H and Ω given λ as the paper does; the default updates them
         under the λ-marginal hinge (same posterior, no stiff rows; see ``M3LAKConfig``).
     likelihood : {"hinge", "logistic"}
