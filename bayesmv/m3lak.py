@@ -324,7 +324,8 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         ``predict_proba`` the posterior predictive mean of ``σ(f)``.
     precision_update : {"conditional", "collapsed"}
         ``"conditional"``: each view's ARD precisions r_i and noise precision τ_i from their Gamma
-        conditionals given ``W_i, V_i`` (eqs. 13–14). ``"collapsed"`` (not in the paper): r_i and
+        conditionals given ``W_i, V_i`` (eqs. 13–14). ``"collapsed"`` (not in the paper): U_i
+        from its conditional given V_i and then by a slice step with V_i integrated out, r_i and
         τ_i by slice steps with ``[W_i V_i]`` integrated out, then ``[W_i V_i]`` at the new
         values; same posterior, faster mixing of τ.
     noise : {"view", "feature"}

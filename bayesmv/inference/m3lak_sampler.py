@@ -9,8 +9,9 @@ One sweep (:func:`m3lak_sweep`, pure and jit-able) updates, in order:
 3. DP slice sampler (eqs. 5–9) — only for ``spectral_prior="dp"``,
 4. ``λ`` (eq. 2), 5. ``β`` (eq. 1), 6. ``U`` (eq. 10), 7. ``[W_i V_i]`` jointly per view
    (DESIGN §5), 8. ``r`` (eq. 13, corrected), 9. ``τ`` (eq. 14), 10. ``v`` (if ``v_prior``).
-   With ``config.precision_update="collapsed"`` U_i moves with V_i integrated out (elliptical
-   slice), then r_i and τ_i with ``[W_i V_i]`` integrated out
+   With ``config.precision_update="collapsed"`` U_i is drawn from its conditional given V_i
+   (eq. 10), then moves with V_i integrated out (elliptical slice), then r_i and τ_i with
+   ``[W_i V_i]`` integrated out
    (:func:`~bayesmv.inference.conditionals.sample_precisions_collapsed`), then ``[W_i V_i]``.
 
 With ``config.augmented=True`` the ``H`` and ``Ω`` updates condition on ``λ`` (the paper). With
@@ -393,14 +394,20 @@ def m3lak_sweep(
     # 6–9. latent variable model, view by view (V is small and static)
     if "lvm" not in fixed:
         kU, kWV, kr, kt = (jax.random.split(k, nV) for k in keys[5:9])
+        kUV = jax.random.split(jax.random.fold_in(keys[5], 1), nV)
         Us, Ws, Vs, rs, taus = [], [], [], [], []
         collapsed = config.precision_update == "collapsed"
         view_tau = _view_noise(latent, data)
         for i in range(nV):
             X, o = data.Xs[i], data.obs[:, i]
             W, Vv, tau_i = latent.Ws[i], latent.Vs[i], view_tau[i]
-            if collapsed:  # V integrated out; the [W V] step below draws V anew
-                U = cond.sample_u_collapsed(kU[i], X, latent.H, W, latent.Us[i], tau_i, config.eta, o)
+            if collapsed:
+                # U | V (exact, row by row) aligns U with the residual the current V explains; then
+                # an elliptical slice step with V integrated out moves U with V; [W V] below draws V
+                # anew (a partially collapsed Gibbs order: every marginalised block is redrawn
+                # before it is conditioned on).
+                U = cond.sample_u_conditional(kUV[i], X, latent.H, W, Vv, tau_i, o)
+                U = cond.sample_u_collapsed(kU[i], X, latent.H, W, U, tau_i, config.eta, o)
             else:
                 U = cond.sample_u_conditional(kU[i], X, latent.H, W, Vv, tau_i, o)
             U, flag = _guard(U, latent.Us[i], 6, flag)

@@ -95,8 +95,9 @@ class M3LAKConfig:
     likelihood: str = "hinge"
     hmc_steps_joint: int = 30  # leapfrog steps of the joint (β, Ω) HMC (likelihood="logistic")
     # "conditional": r_i | W_i and τ_i | W_i, V_i by their Gamma conditionals (eqs. 13–14);
-    # "collapsed": r_i and τ_i by slice steps with [W_i V_i] integrated out, then [W_i V_i] at
-    # the new values (a joint move; ARD columns switched off no longer random-walk in r).
+    # "collapsed": U_i given V_i, then U_i with V_i integrated out, r_i and τ_i by slice steps
+    # with [W_i V_i] integrated out, then [W_i V_i] at the new values (a joint move; ARD columns
+    # switched off no longer random-walk in r).
     precision_update: str = "conditional"
     # "view": one noise precision τ_i per view (the paper); "feature": one per feature of every
     # view (factor-analysis noise), τ stored as one (Σ_i D_i,) vector, view by view.
