@@ -229,6 +229,7 @@ PAPER = dict(
     v=0.01,
     v_prior=None,
     spectral_prior="dp",
+    niw_nu0=20.0,
     precision_update="conditional",
     num_warmup=800,
     num_samples=200,

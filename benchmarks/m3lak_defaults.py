@@ -37,6 +37,7 @@ import numpy as np
 import bayesmv  # noqa: F401  (float64)
 from bayesmv import M3LAKClassifier
 from bayesmv.datasets import load_mfeat, train_test_split_views
+from bayesmv.m3lak import NIW_NU0_PER_LATENT
 
 jax.config.update("jax_compilation_cache_dir", os.environ.get("BAYESMV_JAX_CACHE", "/tmp/bayesmv_jax_cache"))
 
@@ -115,8 +116,8 @@ def estimator_defaults():
     """The estimator's current defaults of the parameters the search sets."""
     defaults = M3LAKClassifier().get_params()
     current = {k: defaults[k] for k in START if k in defaults}
-    nu0 = defaults["niw_nu0"]  # None: ν0 = m
-    current["niw_nu0_per_latent"] = 1 if nu0 is None else nu0 / defaults["n_latent"]
+    nu0 = defaults["niw_nu0"]
+    current["niw_nu0_per_latent"] = NIW_NU0_PER_LATENT if nu0 is None else nu0 / defaults["n_latent"]
     return current
 
 

@@ -53,6 +53,7 @@ FREEZE = {  # Part 1 variants: blocks held fixed after a shared warm-up
 }
 # Part 2 levers are set on top of the paper's model and sampler (not the estimator's defaults,
 # which are one of the levers); the first row is the baseline.
+# ``niw_nu0=None`` is the estimator's 2m; the paper's ν0 = m is set per lever (see ``_lever_params``).
 PAPER = dict(likelihood="hinge", n_latent=20, n_frequencies=100, precision_update="conditional")
 LEVERS = {
     "hinge (paper sampler)": dict(likelihood="hinge"),
@@ -67,10 +68,19 @@ LEVERS = {
     "logistic + collapsed, m = 5, M = 25": dict(
         likelihood="logistic", precision_update="collapsed", n_latent=5, n_frequencies=25
     ),
-    "estimator defaults (logistic + collapsed, m = 10, M = 25)": dict(
-        likelihood="logistic", precision_update="collapsed", n_latent=10, n_frequencies=25
+    "estimator defaults (logistic + collapsed, m = 10, M = 25, ν0 = 2m)": dict(
+        likelihood="logistic", precision_update="collapsed", n_latent=10, n_frequencies=25, niw_nu0=None
     ),
 }
+
+
+def _lever_params(params):
+    """A lever's estimator parameters on top of ``PAPER``, with the paper's ν0 = m unless the lever
+    sets ``niw_nu0``."""
+    out = {**PAPER, **params}
+    if "niw_nu0" not in params:
+        out["niw_nu0"] = float(out["n_latent"])
+    return out
 
 
 def load_task(task, views, n_train, seed=0):
@@ -155,7 +165,7 @@ def part2(cfg, Xs, y, levers, test, chains=4, seed=0):
             num_samples=cfg["fit_samples"],
             num_chains=chains,
             seed=seed,
-            **{**PAPER, **params},
+            **_lever_params(params),
         )
         t0 = time.perf_counter()
         with warnings.catch_warnings():
