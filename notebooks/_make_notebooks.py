@@ -44,7 +44,7 @@ import os
 QUICK = os.environ.get("BAYESMV_QUICK") == "1"
 N_SUBSET = 80 if QUICK else 600          # mfeat samples used: half train, half test
 SIZES = dict(n_latent=3, n_frequencies=8) if QUICK else {}   # full mode: the estimator's defaults
-WARMUP, SAMPLES, CHAINS = (15, 10, 2) if QUICK else (500, 1000, 4)
+WARMUP, SAMPLES, CHAINS = (15, 10, 2) if QUICK else (1000, 2000, 4)   # full mode: the estimator's defaults
 """,
     """
 import time
