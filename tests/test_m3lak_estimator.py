@@ -160,6 +160,16 @@ def test_config_has_every_prior_field():
     assert cfg.n_latent == 3 and cfg.eta == 5.0 and cfg.v_prior == (1.0, 2.0)
 
 
+def test_niw_nu0_default_is_twice_n_latent_and_explicit_values_pass_through():
+    """The estimator's ``niw_nu0=None`` is ν0 = 2m; ``M3LAKConfig`` keeps the paper's ν0 = m."""
+    from bayesmv.models.m3lak import M3LAKConfig
+
+    assert M3LAKClassifier(n_latent=3)._make_config().nu0 == 6.0
+    assert M3LAKClassifier(n_latent=7)._make_config().nu0 == 14.0
+    assert M3LAKClassifier(n_latent=3, niw_nu0=3.5)._make_config().nu0 == 3.5
+    assert M3LAKConfig(n_latent=3).nu0 == 3.0
+
+
 XS_SMALL, Y_SMALL = make_latent_views(n_samples=40, n_views=2, n_latent=2, n_features=4, seed=0)
 
 
