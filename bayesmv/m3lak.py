@@ -346,6 +346,11 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         Not in the paper: the ``"gaussian"`` spectrum ``ω ~ N(0, I/ℓ²)`` (None: ℓ = √m) and the
         leapfrog steps / dual-averaging target / initial step of the HMC blocks for H, Ω and the
         joint (β, Ω) move.
+    latent_axis_moves : bool
+        Not in the paper: each sweep ends with moves of the scale and shear of the latent axes,
+        jointly in ``(H, W_i, r_i, Ω, DP components)`` so that the likelihood is unchanged
+        (``bayesmv.inference.latent_axes``); without them these directions, pinned only by the
+        prior, drift slowly and the chains disagree on ``W_i``, ``r`` and ``omega``.
     fixed_blocks : sequence of str
         Sampler blocks held at their initial values, a mixing diagnostic (names in
         ``bayesmv.models.m3lak.FIXABLE_BLOCKS``); empty for inference.
@@ -418,6 +423,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         hmc_steps_joint=30,
         target_accept=0.8,
         init_step_size=0.05,
+        latent_axis_moves=True,
         fixed_blocks=(),
         shard_data=False,
         mesh=None,
@@ -456,6 +462,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         self.hmc_steps_joint = hmc_steps_joint
         self.target_accept = target_accept
         self.init_step_size = init_step_size
+        self.latent_axis_moves = latent_axis_moves
         self.fixed_blocks = fixed_blocks
         self.shard_data = shard_data
         self.mesh = mesh

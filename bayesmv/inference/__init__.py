@@ -14,6 +14,7 @@ from .conditionals import (
 )
 from .dp import DPState, dp_prior_draw, dp_slice_update, sample_niw
 from .hmc import joint_hmc_step, rowwise_hmc_step
+from .latent_axes import move_latent_axes
 from .m3lak_sampler import (
     DPCapacityError,
     M3LAKData,
@@ -45,6 +46,7 @@ __all__ = [
     "initial_latent",
     "joint_hmc_step",
     "m3lak_sweep",
+    "move_latent_axes",
     "prepare_data",
     "rowwise_hmc_step",
     "run_m3lak",

@@ -13,6 +13,9 @@ One sweep (:func:`m3lak_sweep`, pure and jit-able) updates, in order:
    (eq. 10), then moves with V_i integrated out (elliptical slice), then r_i and τ_i with
    ``[W_i V_i]`` integrated out
    (:func:`~bayesmv.inference.conditionals.sample_precisions_collapsed`), then ``[W_i V_i]``.
+11. With ``config.latent_axis_moves``: the scale and shear of the latent axes, ``(H, W_i, r_i,
+    Ω, DP components)`` moved together along maps under which the likelihood is invariant
+    (:mod:`~bayesmv.inference.latent_axes`).
 
 With ``config.augmented=True`` the ``H`` and ``Ω`` updates condition on ``λ`` (the paper). With
 ``augmented=False`` they target the λ-marginal hinge ``exp(-2C max(0, ζ))`` instead; because
@@ -49,6 +52,7 @@ from . import conditionals as cond
 from ._threads import single_threaded_blas
 from .dp import DPState, dp_slice_update, sample_niw, stick_weights
 from .hmc import joint_hmc_step, rowwise_hmc_step
+from .latent_axes import AxisPrior, move_latent_axes
 
 __all__ = [
     "BLOCK_NAMES",
@@ -80,6 +84,7 @@ BLOCK_NAMES = {
     9: "tau",
     10: "v",
     11: "(beta, omega) joint HMC",
+    12: "latent-axis scale and shear",
 }
 
 
@@ -204,6 +209,13 @@ def _niw_prior(config: M3LAKConfig, dtype=jnp.float64):
     mu0 = jnp.full((m,), config.niw_mu0, dtype)
     psi0 = config.niw_psi0 * jnp.eye(m, dtype=dtype)
     return mu0, config.niw_kappa0, config.nu0, psi0
+
+
+def _axis_prior(config: M3LAKConfig, dtype=jnp.float64) -> AxisPrior:
+    if config.spectral_prior == "gaussian":
+        return AxisPrior(config.a_r, config.b_r, "gaussian", sigma=config.omega_scale)
+    mu0, kappa0, nu0, _ = _niw_prior(config, dtype)
+    return AxisPrior(config.a_r, config.b_r, "dp", kappa0, nu0, config.niw_psi0, mu0)
 
 
 def _gaussian_dp_state(config: M3LAKConfig, dtype=jnp.float64):
@@ -436,6 +448,22 @@ def m3lak_sweep(
         v = cond.sample_v_conditional(keys[9], latent.beta, *config.v_prior)
         v, flag = _guard(v, latent.v, 10, flag)
         latent = latent._replace(v=v)
+
+    # 11. latent-axis scale and shear (they move H, Ω, the DP components and the LVM: none may be fixed)
+    if config.latent_axis_moves and not {"H", "omega", "dp", "lvm"} & set(fixed):
+        new = move_latent_axes(
+            jax.random.fold_in(keys[9], 1),
+            latent.H,
+            latent.Ws,
+            latent.r,
+            latent.omega,
+            latent.dp,
+            _axis_prior(config, latent.H.dtype),
+            valid,
+        )
+        old = (latent.H, latent.Ws, latent.r, latent.omega, latent.dp)
+        (H, Ws, r, omega, dp), flag = _guard(new, old, 12, flag)
+        latent = latent._replace(H=H, Ws=Ws, r=r, omega=omega, dp=dp)
 
     acc_H = jnp.sum(jnp.where(valid, acc_H, 0.0)) / jnp.sum(valid)
     info = (acc_H, acc_O, jnp.any(div_H & valid) | div_O, flag)

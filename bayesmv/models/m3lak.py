@@ -102,6 +102,9 @@ class M3LAKConfig:
     # "view": one noise precision τ_i per view (the paper); "feature": one per feature of every
     # view (factor-analysis noise), τ stored as one (Σ_i D_i,) vector, view by view.
     noise: str = "view"
+    # Move the scale and shear of the latent axes jointly in (H, W_i, r_i, Ω, DP components), the
+    # likelihood unchanged (bayesmv.inference.latent_axes): only the prior pins them.
+    latent_axis_moves: bool = True
     # Blocks held at their initial values (a diagnostic: which block holds the chain back);
     # names in FIXABLE_BLOCKS.
     fixed_blocks: tuple = ()
