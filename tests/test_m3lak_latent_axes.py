@@ -19,11 +19,11 @@ import bayesmv  # noqa: F401  (x64)
 from bayesmv.inference.dp import DPState
 from bayesmv.inference.latent_axes import (
     AxisPrior,
+    axis_statistics,
+    draw_shears,
     latent_scale_log_density,
     move_latent_axes,
-    scale_latent_axes,
     shear_conditional,
-    shear_latent_axes,
 )
 
 N, DS, M, KC = 4, (2, 3), 5, 3
@@ -136,9 +136,8 @@ def test_scale_log_density_is_the_prior_ratio_times_the_jacobian(prior, t):
         + _log_jacobian(A, state, prior, r_scale)
         - _log_prior(*state, prior)
     )
-    got = latent_scale_log_density(t, H, r, omega, dp, prior) - latent_scale_log_density(
-        jnp.zeros(2), H, r, omega, dp, prior
-    )
+    stats = axis_statistics(H, Ws, r, omega, dp)
+    got = latent_scale_log_density(t, stats, prior) - latent_scale_log_density(jnp.zeros(2), stats, prior)
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
 
 
@@ -149,7 +148,7 @@ def test_shear_conditional_is_the_prior_ratio_and_the_map_keeps_volume(prior, pa
     P = jnp.asarray(_precisions(dp))
     state = (H, Ws, r, omega, dp.mu, P)
     j, k = pair
-    precision, linear = shear_conditional(j, k, H, Ws, r, omega, dp, prior)
+    precision, linear = shear_conditional(j, k, axis_statistics(H, Ws, r, omega, dp), prior)
     for eps in (0.37, -0.8):
         A = jnp.eye(2).at[j, k].set(eps)
         assert abs(_log_jacobian(A, state, prior)) < 1e-12
@@ -162,33 +161,35 @@ def _invariants(H, Ws, omega):
 
 
 @pytest.mark.parametrize("prior", [DP_PRIOR, GAUSS_PRIOR], ids=["dp", "gaussian"])
-def test_moves_apply_the_group_action_and_keep_the_likelihood(prior):
+def test_move_applies_the_group_action_and_keeps_the_likelihood(prior):
+    """The composed move is one map ``A = diag(d) · shears`` with ``r → r d²``: every block equals
+    the docstring's action of that ``A`` (recovered from H), ``det A = Π d``, both shears moved,
+    the rows outside ``rows`` (padding) and the components not in use stay, W h and Ω h stay."""
     H, Ws, r, omega, dp = _state(2)
-    key = jax.random.PRNGKey(3)
-    H2, Ws2, r2, omega2, dp2 = scale_latent_axes(key, H, Ws, r, omega, dp, prior)
-    d = np.asarray(H2[0] / H[0])
-    assert np.all(np.abs(np.log(d)) > 1e-6)  # it moved
-    A, r_scale = jnp.diag(jnp.asarray(d)), jnp.asarray(d) ** 2
-    want = _apply(A, H, Ws, r, omega, dp.mu, jnp.asarray(_precisions(dp)), r_scale=r_scale)
+    rows = jnp.array([True, True, True, False])
+    H2, Ws2, r2, omega2, dp2 = move_latent_axes(jax.random.PRNGKey(3), H, Ws, r, omega, dp, prior, rows)
+    A = np.linalg.lstsq(np.asarray(H[:3]), np.asarray(H2[:3]), rcond=None)[0]
+    r_scale = np.asarray(r2 / r)
+    np.testing.assert_allclose(r_scale, np.broadcast_to(r_scale[0], r_scale.shape), rtol=1e-12)
+    np.testing.assert_allclose(np.linalg.det(A) ** 2, np.prod(r_scale[0]), rtol=1e-10)
+    assert np.all(np.abs(np.log(r_scale[0])) > 1e-6) and abs(A[0, 1]) > 1e-6 and abs(A[1, 0]) > 1e-6
+    np.testing.assert_array_equal(np.asarray(H2[3]), np.asarray(H[3]))
+    want = _apply(jnp.asarray(A), H, Ws, r, omega, dp.mu, jnp.asarray(_precisions(dp)), r_scale=r_scale)
     got = (H2, Ws2, r2, omega2, dp2.mu, _precisions(dp2))
     n = 6 if prior.spectrum == "dp" else 4  # the Gaussian spectrum has no components to move
     for a, b in zip(jax.tree.leaves(got[:n]), jax.tree.leaves(want[:n])):
-        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(np.asarray(a)[:3], np.asarray(b)[:3], rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(dp2.logdet_prec, np.linalg.slogdet(_precisions(dp2))[1], rtol=1e-10)
     if prior.spectrum == "gaussian":
         np.testing.assert_array_equal(np.asarray(dp2.prec_sqrt), np.asarray(dp.prec_sqrt))
-
-    H3, Ws3, r3, omega3, dp3 = shear_latent_axes(key, H, Ws, r, omega, dp, prior)
-    A = np.linalg.lstsq(np.asarray(H), np.asarray(H3), rcond=None)[0]  # the composed shears
-    assert abs(np.linalg.det(A) - 1) < 1e-10 and abs(A[0, 1]) > 1e-6 and abs(A[1, 0]) > 1e-6
-    want = _apply(jnp.asarray(A), H, Ws, r, omega, dp.mu, jnp.asarray(_precisions(dp)))
-    got = (H3, Ws3, r3, omega3, dp3.mu, _precisions(dp3))
-    for a, b in zip(jax.tree.leaves(got[:n]), jax.tree.leaves(want[:n])):
-        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10)
-    np.testing.assert_array_equal(dp3.logdet_prec, dp.logdet_prec)
-
-    moved = move_latent_axes(key, H, Ws, r, omega, dp, prior)
-    for a, b in zip(_invariants(moved[0], moved[1], moved[3]), _invariants(H, Ws, omega)):
-        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
     unused = ~np.isin(np.arange(KC), Z)
-    np.testing.assert_array_equal(np.asarray(moved[4].prec_sqrt)[unused], np.asarray(dp.prec_sqrt)[unused])
+    np.testing.assert_array_equal(np.asarray(dp2.prec_sqrt)[unused], np.asarray(dp.prec_sqrt)[unused])
+    for a, b in zip(_invariants(H2[:3], Ws2, omega2), _invariants(H[:3], Ws, omega)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_shears_compose_to_a_unit_determinant_map_and_its_inverse():
+    H, Ws, r, omega, dp = _state(4)
+    A, A_inv = draw_shears(jax.random.PRNGKey(0), axis_statistics(H, Ws, r, omega, dp), DP_PRIOR)
+    np.testing.assert_allclose(np.linalg.det(A), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(A @ A_inv, np.eye(2), atol=1e-12)
