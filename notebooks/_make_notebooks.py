@@ -130,9 +130,12 @@ print(est.convergence_report())
 The posterior is invariant under a joint rotation of the latent axes (H, every `W_i` and Ω turn together),
 so raw summaries of `W_i` mix chains that sit in different orientations. `inference_data_` holds each draw
 turned to one orientation (orthogonal Procrustes of the stacked loadings; the decision values do not
-change); the sampler's own draws stay in `est.raw_posterior_`. What remains of `W_0`'s r̂ after the
-alignment is slow mixing, not the symmetry: chains that differ by a *scale* of the latent axes, or that
-switch off different latent columns.""",
+change); the sampler's own draws stay in `est.raw_posterior_`. The scale and shear of the latent axes
+are no symmetry (the prior pins them, weakly), so the alignment leaves them alone; `latent_axis_moves=True`
+moves them directly, so that chains agree on them (off by default: on some mfeat splits the chains then
+settled with different numbers of active latent columns). What remains of `W_0`'s r̂ after the alignment
+is slow mixing: chains that differ in the scale or shear of the latent axes, or that switch off different
+latent columns.""",
     """
 def worst_rhat(draws):
     return float(az.rhat(az.convert_to_dataset({"x": draws}))["x"].max())

@@ -55,6 +55,7 @@ BASE = M3LAKConfig(
     hmc_steps_h=4,
     hmc_steps_omega=4,
     augmented=True,
+    latent_axis_moves=True,
 )
 CONFIGS = {
     "augmented-dp": BASE,

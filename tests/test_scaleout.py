@@ -144,7 +144,9 @@ def test_padded_sweep_equals_unpadded_sweep():
     obs[1, 1] = False
     Xs[1][1] = 0.0
     y = np.where(rng.normal(size=N) > 0, 1.0, -1.0)
-    cfg = M3LAKConfig(n_latent=2, n_frequencies=3, dp_capacity=8, hmc_steps_h=2, hmc_steps_omega=2)
+    cfg = M3LAKConfig(
+        n_latent=2, n_frequencies=3, dp_capacity=8, hmc_steps_h=2, hmc_steps_omega=2, latent_axis_moves=True
+    )
     d0 = M3LAKData(tuple(jnp.asarray(X) for X in Xs), jnp.asarray(obs), jnp.asarray(y))
     d1 = M3LAKData(
         tuple(jnp.asarray(np.concatenate([X, np.zeros((pad, X.shape[1]))])) for X in Xs),
