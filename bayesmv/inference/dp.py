@@ -27,7 +27,14 @@ import jax.numpy as jnp
 
 from . import _random
 
-__all__ = ["DPState", "component_log_density", "dp_prior_draw", "dp_slice_update", "sample_niw"]
+__all__ = [
+    "DPState",
+    "component_counts",
+    "component_log_density",
+    "dp_prior_draw",
+    "dp_slice_update",
+    "sample_niw",
+]
 
 
 class DPState(NamedTuple):
@@ -37,6 +44,11 @@ class DPState(NamedTuple):
     logdet_prec: jnp.ndarray  # (Kc,)
     z: jnp.ndarray  # (M,) int32 assignments
     overflow: jnp.ndarray  # () bool
+
+
+def component_counts(state: DPState):
+    """The number of frequencies assigned to each component slot, ``(Kc,)`` int32."""
+    return jnp.zeros(state.nu.shape[0], jnp.int32).at[state.z].add(1)
 
 
 def stick_weights(nu):

@@ -35,7 +35,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .dp import DPState
+from .dp import DPState, component_counts
 from .slice import slice_step
 
 __all__ = [
@@ -79,10 +79,6 @@ class AxisStatistics(NamedTuple):
     mu: jnp.ndarray  # (Kc, m)
 
 
-def _in_use(dp: DPState):
-    return jnp.zeros(dp.nu.shape[0], jnp.int32).at[dp.z].add(1) > 0
-
-
 def _row_weights(H, rows):
     """The rows of ``H`` the maps act on, as 0/1 weights: all, or those of ``rows`` (the padding
     rows of a sharded run are prior draws that nothing else sees, and are left alone)."""
@@ -99,7 +95,7 @@ def axis_statistics(H, Ws, r, omega, dp: DPState, rows=None) -> AxisStatistics:
         r=r,
         n_frequencies=jnp.asarray(omega.shape[0], H.dtype),
         omega_gram=omega.T @ omega,
-        in_use=_in_use(dp).astype(H.dtype),
+        in_use=(component_counts(dp) > 0).astype(H.dtype),
         precision=dp.prec_sqrt @ jnp.swapaxes(dp.prec_sqrt, -1, -2),
         mu=dp.mu,
     )
@@ -209,18 +205,17 @@ def draw_shears(key, stats: AxisStatistics, prior: AxisPrior, n_pairs=None):
     return A, A_inv
 
 
-def apply_axis_map(A, A_inv, r_scale, H, Ws, r, omega, dp: DPState, rows=None, spectrum="dp"):
-    """The group's action (module docstring) of ``A`` on a state, with ``r → r ⊙ r_scale``.
-    Returns ``(H, Ws, r, omega, dp)``; the DP table changes in the components in use only, and not
-    at all under the Gaussian spectrum."""
+def apply_axis_map(A, A_inv, log_det, r_scale, H, Ws, r, omega, dp: DPState, rows=None, spectrum="dp"):
+    """The group's action (module docstring) of ``A`` (``log |det A|`` = ``log_det``) on a state,
+    with ``r → r ⊙ r_scale``. Returns ``(H, Ws, r, omega, dp)``; the DP table changes in the
+    components in use only, and not at all under the Gaussian spectrum."""
     H = jnp.where(_row_weights(H, rows)[:, None] > 0, H @ A, H)
     if spectrum == "dp":
-        used = _in_use(dp)
-        _, logdet = jnp.linalg.slogdet(A)
+        used = component_counts(dp) > 0
         dp = dp._replace(
             mu=jnp.where(used[:, None], dp.mu @ A_inv.T, dp.mu),
             prec_sqrt=jnp.where(used[:, None, None], A.T @ dp.prec_sqrt, dp.prec_sqrt),
-            logdet_prec=jnp.where(used, dp.logdet_prec + 2.0 * logdet, dp.logdet_prec),
+            logdet_prec=jnp.where(used, dp.logdet_prec + 2.0 * log_det, dp.logdet_prec),
         )
     return H, tuple(W @ A_inv.T for W in Ws), r * r_scale, omega @ A_inv.T, dp
 
@@ -231,7 +226,8 @@ def move_latent_axes(key, H, Ws, r, omega, dp: DPState, prior: AxisPrior, rows=N
     ``rows`` of ``H`` (bool, default all). Returns ``(H, Ws, r, omega, dp)``."""
     k_scale, k_shear = jax.random.split(key)
     stats = axis_statistics(H, Ws, r, omega, dp, rows)
-    d = jnp.exp(draw_scales(k_scale, stats, prior))
+    t = draw_scales(k_scale, stats, prior)
+    d = jnp.exp(t)
     A, A_inv = draw_shears(k_shear, _scaled(stats, d), prior, n_pairs=H.shape[1])
-    A, A_inv = d[:, None] * A, A_inv / d[None, :]  # diag(d) · shears, and its inverse
-    return apply_axis_map(A, A_inv, d**2, H, Ws, r, omega, dp, rows, prior.spectrum)
+    A, A_inv = d[:, None] * A, A_inv / d[None, :]  # diag(d) · shears (det 1), and its inverse
+    return apply_axis_map(A, A_inv, jnp.sum(t), d**2, H, Ws, r, omega, dp, rows, prior.spectrum)

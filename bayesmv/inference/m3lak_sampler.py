@@ -50,7 +50,7 @@ from ..models.m3lak import M3LAKConfig, decision_values, feature_map, logistic_l
 from . import _random
 from . import conditionals as cond
 from ._threads import single_threaded_blas
-from .dp import DPState, dp_slice_update, sample_niw, stick_weights
+from .dp import DPState, component_counts, dp_slice_update, sample_niw, stick_weights
 from .hmc import joint_hmc_step, rowwise_hmc_step
 from .latent_axes import AxisPrior, move_latent_axes
 
@@ -486,8 +486,7 @@ def sweep_outputs(latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig):
         weights, _ = stick_weights(latent.dp.nu)
         out["dp_weights"] = weights
         out["dp_assignments"] = latent.dp.z
-        counts = jnp.zeros(weights.shape[0], jnp.int32).at[latent.dp.z].add(1)
-        out["dp_n_active"] = jnp.sum(counts > 0)
+        out["dp_n_active"] = jnp.sum(component_counts(latent.dp) > 0)
     if config.v_prior is not None:
         out["v"] = latent.v
     return out
