@@ -13,7 +13,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-__all__ = ["beta", "chisquare", "fast_key", "gamma", "log_gamma"]
+__all__ = ["beta", "chisquare", "fast_key", "gamma", "log_gamma", "loop_key"]
 
 
 def fast_key(key):
@@ -22,6 +22,13 @@ def fast_key(key):
     if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) and "rbg" in str(jax.random.key_impl(key)):
         return key
     return jax.random.wrap_key_data(jax.random.bits(key, (4,), jnp.uint32), impl="rbg")
+
+
+def loop_key(key):
+    """A threefry key for the draws inside a ``lax.while_loop``. Under ``vmap``, ``rbg`` draws in
+    a while loop repeat once any batch member has left the loop (a rejection sampler then never
+    ends for the others); threefry draws do not."""
+    return jax.random.wrap_key_data(jax.random.bits(key, (2,), jnp.uint32), impl="threefry2x32")
 
 
 def log_gamma(key, a, shape=None, dtype=jnp.float64):
@@ -49,7 +56,8 @@ def log_gamma(key, a, shape=None, dtype=jnp.float64):
         out = jnp.where(new, jnp.log(d) + jnp.log(jnp.where(v > 0, v, 1.0)), out)
         return key, out, done | ok
 
-    _, logg, _ = jax.lax.while_loop(cond, body, (k_loop, jnp.zeros(shape, dtype), jnp.zeros(shape, bool)))
+    init = (loop_key(k_loop), jnp.zeros(shape, dtype), jnp.zeros(shape, bool))
+    _, logg, _ = jax.lax.while_loop(cond, body, init)
     u = jax.random.uniform(k_boost, shape, dtype, minval=jnp.finfo(dtype).tiny)
     return jnp.where(small, logg + jnp.log(u) / a, logg)
 

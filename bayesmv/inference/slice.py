@@ -10,6 +10,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from ._random import loop_key
+
 __all__ = ["elliptical_slice_step", "slice_step"]
 
 
@@ -54,7 +56,9 @@ def slice_step(key, x0, logpdf, width=1.0, max_steps=32):
         hi = jnp.where(~on_slice & (x1 >= x0), x1, hi)
         return key, lo, hi, on_slice, x1
 
-    return jax.lax.while_loop(shrink_cond, shrink_body, (k_shrink, left, right, jnp.zeros((), bool), x0))[4]
+    return jax.lax.while_loop(
+        shrink_cond, shrink_body, (loop_key(k_shrink), left, right, jnp.zeros((), bool), x0)
+    )[4]
 
 
 def elliptical_slice_step(key, x0, log_likelihood):
@@ -84,5 +88,5 @@ def elliptical_slice_step(key, x0, log_likelihood):
         new_theta = jnp.where(ok, theta, lo + (hi - lo) * jax.random.uniform(k, (), dtype))
         return key, lo, hi, new_theta, ok, x
 
-    init = (k_shrink, theta - 2.0 * jnp.pi, theta, theta, jnp.zeros((), bool), x0)
+    init = (loop_key(k_shrink), theta - 2.0 * jnp.pi, theta, theta, jnp.zeros((), bool), x0)
     return jax.lax.while_loop(cond, body, init)[5]
