@@ -296,8 +296,8 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     score on mfeat tasks that the accuracy benchmark does not test on
     (``benchmarks/m3lak_defaults.py``). ``precision_update="collapsed"`` and 4 chains of
     1000 + 2000 sweeps are the sampler settings: on the demo's task (400 training points) they
-    reach r̂ ≤ 1.01 and ESS ≥ 400 over the decision values and τ in about 60 s (500 + 1000 left
-    r̂ 1.019 / 1.029), with 2 divergent transitions in 8000 draws. They do not on every task and
+    reach r̂ ≤ 1.01 and ESS ≥ 400 over the decision values and τ in about 70 s (500 + 1000 left
+    r̂ 1.019 / 1.029), with 3 divergent transitions in 8000 draws. They do not on every task and
     seed: over the 4 mfeat tasks × 5 splits of ``benchmarks/m3lak_accuracy.py`` (300 training
     points) the largest r̂ was 1.010-1.054 and the smallest bulk ESS 50-955, in 46-90 s per fit.
     Check ``clf.convergence_report()`` before trusting a fit, and continue with ``sample_more``.
@@ -325,6 +325,13 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         1.027).
         ``augmented=True`` updates H and Ω given λ as the paper does; the default updates them
         under the λ-marginal hinge (same posterior, no stiff rows; see ``M3LAKConfig``).
+    dp_update : {"collapsed", "slice"}, dp_split_merge : int
+        How the DP spectrum's assignments of frequencies to components move:
+        ``"collapsed"`` (not in the paper), ``dp_split_merge`` split–merge proposals per sweep
+        (Dahl 2005), then each assignment given the others, the sticks and components
+        integrated out (NIW predictive, Neal 2000), then the sticks and components given them;
+        ``"slice"``, the paper's slice sampler (eqs. 5–9), under which a new component is
+        offered as one fresh draw from the NIW prior and, at m = 20, hardly ever taken.
     likelihood : {"hinge", "logistic"}
         ``"hinge"``: the paper's pseudo-likelihood ``exp(-2C max(0, 1 - y f))``, ``predict_proba``
         a vote over draws. ``"logistic"`` (not in the paper): ``P(y | f) = σ(y f)`` (``C`` unused),
@@ -419,6 +426,8 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         niw_mu0=0.01,
         niw_psi0=1.0,
         dp_capacity=50,
+        dp_update="collapsed",
+        dp_split_merge=5,
         augmented=False,
         likelihood="logistic",
         precision_update="collapsed",
@@ -458,6 +467,8 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         self.niw_mu0 = niw_mu0
         self.niw_psi0 = niw_psi0
         self.dp_capacity = dp_capacity
+        self.dp_update = dp_update
+        self.dp_split_merge = dp_split_merge
         self.augmented = augmented
         self.likelihood = likelihood
         self.precision_update = precision_update
@@ -667,7 +678,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             return []
         where = "" if n_problems == 1 else f" (one-vs-rest problem {k})"
         return [
-            f"DP slice sampler needed more than dp_capacity={self.dp_capacity} components{where}: "
+            f"DP sampler needed more than dp_capacity={self.dp_capacity} components{where}: "
             "the spectral mixture was truncated; increase dp_capacity (or lower alpha)"
         ]
 

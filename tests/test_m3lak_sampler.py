@@ -5,7 +5,8 @@ Geweke: the joint π(θ, X) ∝ p0(θ) ℓ(y | θ) p(X | θ) for fixed labels y 
 pseudo-likelihood ℓ ≤ 1 does not normalise over y, so y is held fixed and θ is drawn from
 p0(θ)ℓ(y|θ)/Z by exact rejection sampling from the prior; the same for the logistic likelihood,
 whose joint (β, Ω) move is then covered too, and with one noise precision per feature,
-``noise="feature"``; the latent-axis scale and shear moves are on in every configuration). The
+``noise="feature"``; the latent-axis scale and shear moves are on in every configuration; the DP
+assignments are collapsed, with the slice sampler in one configuration). The
 marginal-conditional simulator draws (θ, X) from it independently; the successive-conditional
 simulator alternates one sampler sweep θ | X, y with X | θ. Both must give the same means of ~90
 test functions g(θ, X); each difference is a z-score with a batch-means variance for the chain.
@@ -24,6 +25,7 @@ import scipy.stats as st
 import bayesmv  # noqa: F401  (x64)
 from bayesmv.inference import conditionals as cond
 from bayesmv.inference import dp_prior_draw, m3lak_sweep
+from bayesmv.inference.dp import component_counts
 from bayesmv.inference.m3lak_sampler import (
     M3LAKData,
     M3LAKLatent,
@@ -62,8 +64,9 @@ CONFIGS = {
     "marginal-gaussian-vprior": dataclasses.replace(
         BASE, augmented=False, spectral_prior="gaussian", v_prior=(3.0, 3.0), lengthscale=1.0
     ),
-    "logistic-dp-vprior-collapsed-precisions": dataclasses.replace(
+    "logistic-dp-slice-vprior-collapsed-precisions": dataclasses.replace(
         BASE,
+        dp_update="slice",
         augmented=False,
         likelihood="logistic",
         v_prior=(3.0, 3.0),
@@ -145,6 +148,8 @@ def _test_functions(lat: M3LAKLatent, Xs):
         lat.omega.ravel() ** 2,
         jnp.log(lat.lam),
         jnp.atleast_1d(jnp.log(lat.v)),
+        jnp.atleast_1d(jnp.sum(component_counts(lat.dp) > 0)),  # the DP's active components
+        (lat.dp.z[:, None] == lat.dp.z[None, :])[jnp.triu_indices(lat.dp.z.shape[0], 1)],  # ties
     ]
     for i in range(len(DS)):
         parts += [

@@ -300,6 +300,8 @@ HYPER = {
         "num_warmup": (-1, 2.5),
         "num_chains": (0, -2),
         "dp_capacity": (0, -1),
+        "dp_update": ("gibbs", None),
+        "dp_split_merge": (-1, 1.5, "2"),
         "eta": BAD_NUMBERS,
         "alpha": BAD_NUMBERS,
         "a_r": BAD_NUMBERS,

@@ -72,7 +72,7 @@ def test_nonfinite_draws_warn():
 
 
 def test_extra_notes_fail_the_report():
-    report, rec = _trouble(_idata(), notes=["DP slice sampler needed more than dp_capacity=1 components"])
+    report, rec = _trouble(_idata(), notes=["DP sampler needed more than dp_capacity=1 components"])
     assert len(rec) == 1 and "dp_capacity=1" in str(rec[0].message)
     assert not report.passed and "dp_capacity=1" in str(report)
 

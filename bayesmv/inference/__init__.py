@@ -1,4 +1,4 @@
-"""Inference for M3LAK: conjugate Gibbs conditionals, per-row HMC, DP slice sampler, the
+"""Inference for M3LAK: conjugate Gibbs conditionals, per-row HMC, DP samplers, the
 composite NumPyro kernel and the :func:`run_m3lak` driver (paper Algorithm 1, DESIGN §5)."""
 
 from .conditionals import (
@@ -12,7 +12,14 @@ from .conditionals import (
     sample_v_conditional,
     sample_wv_conditional,
 )
-from .dp import DPState, dp_prior_draw, dp_slice_update, sample_niw
+from .dp import (
+    DPState,
+    collapsed_assignments,
+    dp_collapsed_update,
+    dp_prior_draw,
+    dp_slice_update,
+    sample_niw,
+)
 from .hmc import joint_hmc_step, rowwise_hmc_step
 from .latent_axes import move_latent_axes
 from .m3lak_sampler import (
@@ -41,6 +48,8 @@ __all__ = [
     "M3LAKPosterior",
     "M3LAKState",
     "decision_values",
+    "collapsed_assignments",
+    "dp_collapsed_update",
     "dp_prior_draw",
     "dp_slice_update",
     "initial_latent",

@@ -1,8 +1,13 @@
-"""Slice sampler for the DP Gaussian mixture prior on the frequencies ω (paper eqs. 5–9;
-Walker 2007, Kalli, Griffin & Walker 2011) with Normal-Inverse-Wishart conjugate updates.
+"""Samplers for the DP Gaussian mixture prior on the frequencies ω with Normal-Inverse-Wishart
+conjugate updates: the paper's slice sampler (eqs. 5–9; Walker 2007, Kalli, Griffin & Walker
+2011), and collapsed assignments (:func:`dp_collapsed_update`): split–merge proposals (Dahl 2005)
+and single-site updates (Neal 2000, Algorithm 3) of ``z`` with the sticks and components
+integrated out, then the sticks and components given ``z``. A fresh NIW draw rarely fits any
+frequency at m = 20, so the slice sampler seldom opens a component there; the collapsed moves
+offer the NIW predictive instead, and split a component's frequencies in one move.
 
 JAX needs static shapes, so the (infinite) stick-breaking representation lives in a table of
-``capacity`` slots. A sweep given the assignments ``z``:
+``capacity`` slots. A slice-sampler sweep given the assignments ``z``:
 
 1. sticks ``ν_k ~ Beta(1 + s_k, α + Σ_{l>k} s_l)`` and component parameters ``(μ_k, Σ_k)`` from
    their NIW posterior, for every slot (empty slots: prior draws — the slots beyond the last
@@ -12,7 +17,8 @@ JAX needs static shapes, so the (infinite) stick-breaking representation lives i
 
 Every component that can receive an assignment has ``ϖ_k > min_j t_j``; if the stick mass left
 after the last slot is still ``≥ min_j t_j`` a component outside the table could, so the sampler
-sets the ``overflow`` flag and the driver raises (never a silent truncation).
+sets the ``overflow`` flag and the driver raises (never a silent truncation); the collapsed
+update sets it when a frequency picks the mass beyond the table.
 
 A component is stored by its mean ``μ`` and a square-root ``G`` of its precision
 (``Σ^{-1} = G Gᵀ``) with ``log det Σ^{-1}``.
@@ -31,8 +37,14 @@ __all__ = [
     "DPState",
     "component_counts",
     "component_log_density",
+    "assignment_logits",
+    "collapsed_assignments",
+    "dp_collapsed_update",
     "dp_prior_draw",
     "dp_slice_update",
+    "log_assignment_joint",
+    "niw_predictive_log_density",
+    "split_merge_step",
     "sample_niw",
 ]
 
@@ -46,9 +58,14 @@ class DPState(NamedTuple):
     overflow: jnp.ndarray  # () bool
 
 
+def component_counts_from(z, n_slots):
+    """The number of frequencies in each of ``n_slots`` slots given the assignments ``z``."""
+    return jnp.zeros(n_slots, jnp.int32).at[z].add(1)
+
+
 def component_counts(state: DPState):
     """The number of frequencies assigned to each component slot, ``(Kc,)`` int32."""
-    return jnp.zeros(state.nu.shape[0], jnp.int32).at[state.z].add(1)
+    return component_counts_from(state.z, state.nu.shape[0])
 
 
 def stick_weights(nu):
@@ -123,22 +140,30 @@ def _niw_posterior_params(omega, onehot, mu0, kappa0, nu0, psi0):
     return counts, mu_n, kappa_n, nu_n, psi_n
 
 
-def dp_slice_update(key, state: DPState, omega, alpha, mu0, kappa0, nu0, psi0):
-    """One slice-sampler sweep (eqs. 5–9) given the frequencies ``omega`` (M, m)."""
-    Kc = state.nu.shape[0]
-    k_nu, k_niw, k_t, k_z = jax.random.split(key, 4)
-    onehot = jax.nn.one_hot(state.z, Kc, dtype=omega.dtype)
+def _sticks_and_components(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0):
+    """``(ν, μ, G, log det Σ^{-1}) | z, Ω`` for every slot: sticks
+    ``ν_k ~ Beta(1 + s_k, α + Σ_{l>k} s_l)`` (eq. 9's Dirichlet on the instantiated weights plus
+    the α remainder) and each component from its NIW posterior (empty slots: prior draws)."""
+    k_nu, k_niw = jax.random.split(key)
+    onehot = jax.nn.one_hot(z, n_slots, dtype=omega.dtype)
     counts, mu_n, kappa_n, nu_n, psi_n = _niw_posterior_params(omega, onehot, mu0, kappa0, nu0, psi0)
-    # sticks (equivalent to eq. 9's Dirichlet on the instantiated weights plus the α remainder)
     after = jnp.cumsum(counts[::-1])[::-1] - counts
     m = omega.shape[1]
     dof = nu_n[:, None] - jnp.arange(m, dtype=omega.dtype)[None, :]
-    # one rejection loop for every Gamma variate of the sweep: sticks (two per slot) and Bartlett
+    # one rejection loop for every Gamma variate: sticks (two per slot) and Bartlett diagonals
     shapes = jnp.concatenate([1.0 + counts, alpha + after, (dof / 2.0).ravel()])
     lg = _random.log_gamma(k_nu, shapes, None, omega.dtype)
-    nu = jax.nn.sigmoid(lg[:Kc] - lg[Kc : 2 * Kc])
-    log_chi2 = jnp.log(2.0) + lg[2 * Kc :].reshape(Kc, m)
+    nu = jax.nn.sigmoid(lg[:n_slots] - lg[n_slots : 2 * n_slots])
+    log_chi2 = jnp.log(2.0) + lg[2 * n_slots :].reshape(n_slots, m)
     mu, G, logdet = sample_niw(k_niw, mu_n, kappa_n, nu_n, psi_n, log_chi2)
+    return nu, mu, G, logdet
+
+
+def dp_slice_update(key, state: DPState, omega, alpha, mu0, kappa0, nu0, psi0):
+    """One slice-sampler sweep (eqs. 5–9) given the frequencies ``omega`` (M, m)."""
+    Kc = state.nu.shape[0]
+    k_draw, k_t, k_z = jax.random.split(key, 3)
+    nu, mu, G, logdet = _sticks_and_components(k_draw, state.z, omega, Kc, alpha, mu0, kappa0, nu0, psi0)
     weights, remaining = stick_weights(nu)
     # slices (eq. 5) and assignments (eq. 7)
     t = jax.random.uniform(k_t, state.z.shape, dtype=omega.dtype) * weights[state.z]
@@ -148,6 +173,220 @@ def dp_slice_update(key, state: DPState, omega, alpha, mu0, kappa0, nu0, psi0):
     logits = jnp.where(allowed, logp, -jnp.inf)
     z = jax.random.categorical(k_z, logits, axis=-1).astype(state.z.dtype)
     return DPState(nu, mu, G, logdet, z, overflow)
+
+
+def expected_log_weights(counts, alpha):
+    """``log E[ϖ_k | z]`` for every slot and ``log E[Π_k (1 - ν_k) | z]``, the mass beyond the
+    table, under the sticks' independent Beta posteriors (``counts`` = ``s_k``, eq. 6)."""
+    after = jnp.cumsum(counts[::-1])[::-1] - counts
+    a, b = 1.0 + counts, alpha + after
+    log_nu = jnp.log(a) - jnp.log(a + b)
+    log_rest = jnp.log(b) - jnp.log(a + b)
+    before = jnp.concatenate([jnp.zeros(1, log_rest.dtype), jnp.cumsum(log_rest)[:-1]])
+    return log_nu + before, jnp.sum(log_rest)
+
+
+class NIWStatistics(NamedTuple):
+    """The NIW posterior of each slot given the frequencies in it: ``n_k``, ``μ_n``,
+    ``Ψ_n^{-1}`` and ``log det Ψ_n`` (``κ_n = κ0 + n_k``, ``ν_n = ν0 + n_k``)."""
+
+    counts: jnp.ndarray  # (Kc,)
+    mean: jnp.ndarray  # (Kc, m)
+    psi_inv: jnp.ndarray  # (Kc, m, m)
+    logdet_psi: jnp.ndarray  # (Kc,)
+
+
+def niw_statistics(z, omega, n_slots, mu0, kappa0, nu0, psi0) -> NIWStatistics:
+    """The NIW posterior of every slot, from scratch (Cholesky of each ``Ψ_n``)."""
+    onehot = jax.nn.one_hot(z, n_slots, dtype=omega.dtype)
+    counts, mean, _, _, psi_n = _niw_posterior_params(omega, onehot, mu0, kappa0, nu0, psi0)
+    L = jnp.linalg.cholesky(psi_n)
+    eye = jnp.broadcast_to(jnp.eye(omega.shape[1], dtype=omega.dtype), psi_n.shape)
+    L_inv = jax.lax.linalg.triangular_solve(L, eye, left_side=True, lower=True)
+    logdet = 2.0 * jnp.sum(jnp.log(jnp.diagonal(L, axis1=-2, axis2=-1)), -1)
+    return NIWStatistics(counts, mean, jnp.swapaxes(L_inv, -1, -2) @ L_inv, logdet)
+
+
+def _predictive_from_form(q, counts, logdet_psi, m, kappa0, nu0):
+    kappa_n, nu_n = kappa0 + counts, nu0 + counts
+    c = kappa_n / (kappa_n + 1.0)
+    return (
+        jax.scipy.special.gammaln((nu_n + 1.0) / 2.0)
+        - jax.scipy.special.gammaln((nu_n + 1.0 - m) / 2.0)
+        - 0.5 * m * jnp.log(jnp.pi)
+        + 0.5 * m * jnp.log(c)
+        - 0.5 * logdet_psi
+        - 0.5 * (nu_n + 1.0) * jnp.log1p(c * q)
+    )
+
+
+def niw_predictive_log_density(x, stats: NIWStatistics, kappa0, nu0):
+    """``log p(x | ω's in slot k)`` for every slot: the NIW posterior predictive (a multivariate
+    t with ``ν_n - m + 1`` degrees of freedom), as the ratio of marginal likelihoods
+    ``Γ((ν_n+1)/2) / Γ((ν_n+1-m)/2) π^{-m/2} c^{m/2} |Ψ_n|^{-1/2} (1 + c uᵀΨ_n^{-1}u)^{-(ν_n+1)/2}``
+    with ``c = κ_n / (κ_n + 1)``, ``u = x - μ_n``."""
+    u = x - stats.mean
+    q = jnp.einsum("ki,kil,kl->k", u, stats.psi_inv, u)
+    return _predictive_from_form(q, stats.counts, stats.logdet_psi, x.shape[-1], kappa0, nu0)
+
+
+def _rank_one(stats: NIWStatistics, k, x, sign, kappa0):
+    """Add (``sign = 1``) or remove (``-1``) the frequency ``x`` in slot ``k``:
+    ``Ψ_{n+1} = Ψ_n + κ_n/(κ_n+1) (x - μ_n)(x - μ_n)ᵀ``, its inverse by Sherman–Morrison and its
+    log-determinant by the matrix determinant lemma."""
+    kappa = kappa0 + stats.counts[k]
+    mean = (kappa * stats.mean[k] + sign * x) / (kappa + sign)
+    u = x - jnp.where(sign > 0, stats.mean[k], mean)  # x minus the mean without x
+    c = sign * jnp.where(sign > 0, kappa / (kappa + 1.0), (kappa - 1.0) / kappa)
+    Au = stats.psi_inv[k] @ u
+    denom = 1.0 + c * (u @ Au)
+    return NIWStatistics(
+        stats.counts.at[k].add(sign),
+        stats.mean.at[k].set(mean),
+        stats.psi_inv.at[k].add(-c * jnp.outer(Au, Au) / denom),
+        stats.logdet_psi.at[k].add(jnp.log(denom)),
+    )
+
+
+def assignment_logits(x, stats: NIWStatistics, log_prior_pred, alpha, kappa0, nu0):
+    """``log p(z_j = k | z_{-j}, Ω) + const`` for the ``Kc`` slots and, last, for the mass
+    beyond the table: ``log E[ϖ_k | z_{-j}] + log p(ω_j | ω's in slot k)`` (``stats`` without
+    ``ω_j``; ``log_prior_pred`` its prior predictive)."""
+    log_w, log_rest = expected_log_weights(stats.counts, alpha)
+    log_pred = niw_predictive_log_density(x, stats, kappa0, nu0)
+    return jnp.concatenate([log_w + log_pred, (log_rest + log_prior_pred)[None]])
+
+
+def collapsed_assignments(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0):
+    """One systematic scan of ``z_j | z_{-j}, Ω`` with the sticks and the components integrated
+    out (Neal 2000, Algorithm 3, on the labelled stick-breaking table):
+    ``p(z_j = k | ·) ∝ E[ϖ_k | z_{-j}] · p(ω_j | ω's in slot k)``, the NIW predictive, so an
+    empty slot offers the prior predictive rather than one fresh NIW draw. Choosing the mass
+    beyond the table sets the returned ``overflow`` flag (the frequency then goes to the last
+    slot)."""
+    stats = niw_statistics(z, omega, n_slots, mu0, kappa0, nu0, psi0)
+    prior = niw_statistics(jnp.zeros(0, jnp.int32), omega[:0], 1, mu0, kappa0, nu0, psi0)
+    log_prior_pred = jax.vmap(lambda x: niw_predictive_log_density(x, prior, kappa0, nu0)[0])(omega)
+    keys = jax.random.split(key, z.shape[0])
+
+    def visit(j, carry):
+        z, stats, overflow = carry
+        x = omega[j]
+        stats = _rank_one(stats, z[j], x, -1.0, kappa0)
+        k = jax.random.categorical(
+            keys[j], assignment_logits(x, stats, log_prior_pred[j], alpha, kappa0, nu0)
+        )
+        overflow = overflow | (k == n_slots)
+        k = jnp.minimum(k, n_slots - 1).astype(z.dtype)
+        return z.at[j].set(k), _rank_one(stats, k, x, 1.0, kappa0), overflow
+
+    z, _, overflow = jax.lax.fori_loop(0, z.shape[0], visit, (z, stats, jnp.zeros((), bool)))
+    return z, overflow
+
+
+def _log_labelled_prior(counts, alpha):
+    """``log p(z)`` under the stick-breaking prior, sticks integrated out:
+    ``Σ_k log B(1 + s_k, α + Σ_{l>k} s_l) - log B(1, α)`` (eq. 6)."""
+    after = jnp.cumsum(counts[::-1])[::-1] - counts
+    betaln = jax.scipy.special.betaln
+    return jnp.sum(betaln(1.0 + counts, alpha + after) - betaln(1.0, alpha))
+
+
+def _log_evidence(stats: NIWStatistics, m, kappa0, nu0, psi0):
+    """Each slot's ``log p(ω's in slot k)``, ``(μ, Σ)`` integrated out:
+    ``π^{-nm/2} Γ_m(ν_n/2)/Γ_m(ν0/2) |Ψ0|^{ν0/2}/|Ψ_n|^{ν_n/2} (κ0/κ_n)^{m/2}`` (0 if empty)."""
+    n = stats.counts
+    mgl = jax.scipy.special.multigammaln
+    return (
+        -0.5 * n * m * jnp.log(jnp.pi)
+        + mgl((nu0 + n) / 2.0, m)
+        - mgl(jnp.asarray(nu0, n.dtype) / 2.0, m)
+        + 0.5 * nu0 * jnp.linalg.slogdet(psi0)[1]
+        - 0.5 * (nu0 + n) * stats.logdet_psi
+        + 0.5 * m * (jnp.log(kappa0) - jnp.log(kappa0 + n))
+    )
+
+
+def log_assignment_joint(z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0):
+    """``log p(z, Ω)`` on the table with the sticks and components integrated out: the target
+    of the collapsed and split–merge moves."""
+    stats = niw_statistics(z, omega, n_slots, mu0, kappa0, nu0, psi0)
+    log_evidence = _log_evidence(stats, omega.shape[1], kappa0, nu0, psi0)
+    return _log_labelled_prior(stats.counts, alpha) + jnp.sum(log_evidence)
+
+
+def split_merge_step(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0):
+    """One sequentially-allocated split–merge Metropolis–Hastings step on ``z`` given ``Ω``
+    (Dahl 2005; Jain & Neal 2004), exact for ``p(z | Ω)`` on the table.
+
+    An ordered pair ``i ≠ j`` is drawn. If they share a component, the split proposal moves
+    ``i`` to an empty slot chosen uniformly and allocates the component's other frequencies, in
+    random order, to ``i``'s or ``j``'s side with probability ∝ size × NIW predictive given the
+    side so far; else the merge proposal moves ``i``'s component into ``j``'s. With ``q`` the
+    probability of the allocation and ``E`` the empty slots after a merge, a split is accepted
+    with ``min(1, p(z_split) E / (p(z_merged) q))`` and a merge with the inverse ratio. Returns
+    ``(z, accepted)``."""
+    M = z.shape[0]
+    k_i, k_j, k_slot, k_perm, k_alloc, k_acc = jax.random.split(key, 6)
+    i = jax.random.randint(k_i, (), 0, M)
+    j = (i + jax.random.randint(k_j, (), 1, M)) % M
+    is_split = z[i] == z[j]
+    empty = component_counts_from(z, n_slots) == 0
+    new_slot = jax.random.categorical(k_slot, jnp.where(empty, 0.0, -jnp.inf)).astype(z.dtype)
+    k_a, k_b = jnp.where(is_split, new_slot, z[i]), z[j]
+    idx = jnp.arange(M)
+    members = ((z == z[i]) | (z == z[j])) & (idx != i) & (idx != j)
+    sides = niw_statistics(jnp.arange(2), omega[jnp.stack([i, j])], 2, mu0, kappa0, nu0, psi0)
+    order = jax.random.permutation(k_perm, M)
+    keys = jax.random.split(k_alloc, M)
+
+    def allocate(t, carry):
+        sides, z_split, log_q = carry
+        f = order[t]
+        x = omega[f]
+        logits = jnp.log(sides.counts) + niw_predictive_log_density(x, sides, kappa0, nu0)
+        log_p = logits - jax.nn.logsumexp(logits)
+        side = jnp.where(is_split, jax.random.categorical(keys[t], logits), (z[f] != z[i]).astype(jnp.int32))
+        moved = _rank_one(sides, side, x, 1.0, kappa0)
+        sides = jax.tree.map(lambda a, b: jnp.where(members[f], a, b), moved, sides)
+        z_l = jnp.where(members[f], jnp.where(side == 0, k_a, k_b), z_split[f])
+        return sides, z_split.at[f].set(z_l), log_q + jnp.where(members[f], log_p[side], 0.0)
+
+    z_start = z.at[i].set(k_a).at[j].set(k_b)
+    sides, z_split, log_q = jax.lax.fori_loop(0, M, allocate, (sides, z_start, jnp.zeros((), omega.dtype)))
+    together = (z == z[i]) | (z == z[j])
+    z_merged = jnp.where(together, k_b, z)
+    merged = niw_statistics(jnp.where(together, 0, 1), omega, 2, mu0, kappa0, nu0, psi0)
+    counts_split = component_counts_from(z_split, n_slots).astype(omega.dtype)
+    counts_merged = component_counts_from(z_merged, n_slots).astype(omega.dtype)
+    m = omega.shape[1]
+    log_ratio = (  # only the two sides' evidence differs between z_split and z_merged
+        _log_labelled_prior(counts_split, alpha)
+        - _log_labelled_prior(counts_merged, alpha)
+        + jnp.sum(_log_evidence(sides, m, kappa0, nu0, psi0))
+        - _log_evidence(merged, m, kappa0, nu0, psi0)[0]
+        - log_q
+        + jnp.log(jnp.sum(counts_merged == 0).astype(omega.dtype))
+    )
+    log_u = jnp.log(jax.random.uniform(k_acc, dtype=omega.dtype))
+    accept = jnp.where(is_split, jnp.any(empty) & (log_u < log_ratio), log_u < -log_ratio)
+    return jnp.where(accept, jnp.where(is_split, z_split, z_merged), z), accept
+
+
+def dp_collapsed_update(key, state: DPState, omega, alpha, mu0, kappa0, nu0, psi0, n_split_merge=0):
+    """``n_split_merge`` split–merge steps (:func:`split_merge_step`), one scan of collapsed
+    assignments (:func:`collapsed_assignments`), then the sticks and components given them:
+    each step leaves ``p(z, ν, μ, Σ | Ω)`` invariant."""
+    Kc = state.nu.shape[0]
+    k_sm, k_z, k_draw = jax.random.split(key, 3)
+
+    def split_merge(z, k):
+        return split_merge_step(k, z, omega, Kc, alpha, mu0, kappa0, nu0, psi0)[0], None
+
+    z, _ = jax.lax.scan(split_merge, state.z, jax.random.split(k_sm, n_split_merge))
+    z, overflow = collapsed_assignments(k_z, z, omega, Kc, alpha, mu0, kappa0, nu0, psi0)
+    nu, mu, G, logdet = _sticks_and_components(k_draw, z, omega, Kc, alpha, mu0, kappa0, nu0, psi0)
+    return DPState(nu, mu, G, logdet, z, state.overflow | overflow)
 
 
 def dp_prior_draw(key, capacity, n_frequencies, alpha, mu0, kappa0, nu0, psi0):

@@ -6,7 +6,9 @@ One sweep (:func:`m3lak_sweep`, pure and jit-able) updates, in order:
 1. ``H`` — per-row HMC (rows are conditionally independent; one accept test per row; shared
    mass matrix ``I + Σ_i τ_i W_iᵀW_i`` = the Gaussian part's precision; eq. 4),
 2. ``Ω`` — joint HMC (eq. 3) under the current DP component of each ω_j,
-3. DP slice sampler (eqs. 5–9) — only for ``spectral_prior="dp"``,
+3. DP assignments, sticks and components — only for ``spectral_prior="dp"``: collapsed
+   assignments with the NIW predictive (``config.dp_update="collapsed"``, Neal 2000) or the
+   paper's slice sampler (``"slice"``, eqs. 5–9),
 4. ``λ`` (eq. 2), 5. ``β`` (eq. 1), 6. ``U`` (eq. 10), 7. ``[W_i V_i]`` jointly per view
    (DESIGN §5), 8. ``r`` (eq. 13, corrected), 9. ``τ`` (eq. 14), 10. ``v`` (if ``v_prior``).
    With ``config.precision_update="collapsed"`` U_i is drawn from its conditional given V_i
@@ -50,7 +52,7 @@ from ..models.m3lak import M3LAKConfig, decision_values, feature_map, logistic_l
 from . import _random
 from . import conditionals as cond
 from ._threads import single_threaded_blas
-from .dp import DPState, component_counts, dp_slice_update, sample_niw, stick_weights
+from .dp import DPState, component_counts, dp_collapsed_update, dp_slice_update, sample_niw, stick_weights
 from .hmc import joint_hmc_step, rowwise_hmc_step
 from .latent_axes import AxisPrior, move_latent_axes
 
@@ -75,7 +77,7 @@ __all__ = [
 BLOCK_NAMES = {
     1: "H (per-row HMC)",
     2: "omega (HMC)",
-    3: "DP slice sampler",
+    3: "DP update",
     4: "lambda",
     5: "beta",
     6: "U",
@@ -93,7 +95,7 @@ class M3LAKNumericalError(FloatingPointError):
 
 
 class DPCapacityError(RuntimeError):
-    """The DP slice sampler needed more components than ``dp_capacity``."""
+    """The DP sampler needed more components than ``dp_capacity``."""
 
 
 class M3LAKData(NamedTuple):
@@ -216,6 +218,12 @@ def _axis_prior(config: M3LAKConfig, dtype=jnp.float64) -> AxisPrior:
         return AxisPrior(config.a_r, config.b_r, "gaussian", sigma=config.omega_scale)
     mu0, kappa0, nu0, _ = _niw_prior(config, dtype)
     return AxisPrior(config.a_r, config.b_r, "dp", kappa0, nu0, config.niw_psi0, mu0)
+
+
+def _dp_update(config: M3LAKConfig):
+    if config.dp_update == "slice":
+        return dp_slice_update
+    return partial(dp_collapsed_update, n_split_merge=config.dp_split_merge)
 
 
 def _gaussian_dp_state(config: M3LAKConfig, dtype=jnp.float64):
@@ -387,10 +395,10 @@ def m3lak_sweep(
         omega, flag = _guard(omega, latent.omega, 2, flag)
         latent = latent._replace(omega=omega)
 
-    # 3. DP slice sampler
+    # 3. DP assignments, sticks and components
     if config.spectral_prior == "dp" and "dp" not in fixed:
         mu0, kappa0, nu0, psi0 = _niw_prior(config, latent.omega.dtype)
-        dp = dp_slice_update(keys[2], latent.dp, latent.omega, config.alpha, mu0, kappa0, nu0, psi0)
+        dp = _dp_update(config)(keys[2], latent.dp, latent.omega, config.alpha, mu0, kappa0, nu0, psi0)
         dp, flag = _guard(dp, latent.dp, 3, flag)
         latent = latent._replace(dp=dp)
 
@@ -557,7 +565,7 @@ def initial_latent(key, data: M3LAKData, config: M3LAKConfig) -> M3LAKLatent:
             jnp.zeros((M,), jnp.int32),
             jnp.zeros((), bool),
         )
-        dp = dp_slice_update(keys[6], dp, omega, config.alpha, mu0, kappa0, nu0, psi0)
+        dp = _dp_update(config)(keys[6], dp, omega, config.alpha, mu0, kappa0, nu0, psi0)
     else:
         omega = jax.random.normal(keys[3], (M, m), dtype) * config.omega_scale
         dp = _gaussian_dp_state(config, dtype)
@@ -924,7 +932,7 @@ def run_m3lak(
     overflow = np.atleast_1d(np.asarray(last.latent.dp.overflow))
     if np.any(overflow) and on_dp_overflow == "raise":
         raise DPCapacityError(
-            f"DP slice sampler needed more than dp_capacity={config.dp_capacity} components; "
+            f"DP sampler needed more than dp_capacity={config.dp_capacity} components; "
             "increase M3LAKConfig.dp_capacity (or lower alpha)"
         )
     return M3LAKPosterior(dict(samples), dict(extra), last, chain_states)

@@ -52,6 +52,7 @@ __all__ = [
 LIKELIHOODS = ("hinge", "logistic")
 PRECISION_UPDATES = ("conditional", "collapsed")
 NOISE_MODELS = ("view", "feature")
+DP_UPDATES = ("collapsed", "slice")
 # Sampler blocks that M3LAKConfig.fixed_blocks can hold fixed: H; Ω (hinge) or the joint (β, Ω)
 # move (logistic); the DP table; λ and β (hinge); the latent variable model U, [W V], r, τ.
 FIXABLE_BLOCKS = ("H", "omega", "dp", "lambda_beta", "lvm")
@@ -83,6 +84,12 @@ class M3LAKConfig:
     niw_mu0: float = 0.01
     niw_psi0: float = 1.0
     dp_capacity: int = 50
+    # DP assignments: "collapsed" = z_j | z_{-j}, Ω with the sticks and components integrated out
+    # (NIW predictive, Neal 2000 Alg. 3) after dp_split_merge split–merge proposals (Dahl 2005),
+    # then (ν, μ, Σ) | z; "slice" = the paper's slice
+    # sampler (eqs. 5–9), which cannot open a component at m = 20 (a fresh NIW draw fits no ω).
+    dp_update: str = "collapsed"
+    dp_split_merge: int = 5  # split–merge proposals per sweep before the collapsed scan
     # H and Ω updates: False = under the λ-marginal hinge (λ is still drawn, for β's Gibbs step:
     # a partially collapsed Gibbs sampler of the same posterior); True = given λ, as in the
     # paper. On the demo task the paper's form diverged in some row of H on every draw (the
@@ -158,6 +165,10 @@ class M3LAKConfig:
             "niw_psi0",
             "init_step_size",
         )
+        if not isinstance(self.dp_split_merge, (int, np.integer)) or self.dp_split_merge < 0:
+            raise ValueError(
+                f"M3LAKConfig.dp_split_merge must be a non-negative integer; got {self.dp_split_merge!r}"
+            )
         for name in pos:
             val = getattr(self, name)
             if not np.isfinite(val) or val <= 0:
@@ -187,6 +198,8 @@ class M3LAKConfig:
             raise ValueError(
                 f"M3LAKConfig.precision_update must be one of {PRECISION_UPDATES}; got {self.precision_update!r}"
             )
+        if self.dp_update not in DP_UPDATES:
+            raise ValueError(f"M3LAKConfig.dp_update must be one of {DP_UPDATES}; got {self.dp_update!r}")
         if self.noise not in NOISE_MODELS:
             raise ValueError(f"M3LAKConfig.noise must be one of {NOISE_MODELS}; got {self.noise!r}")
         if self.noise == "feature" and self.precision_update == "collapsed":

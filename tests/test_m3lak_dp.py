@@ -1,0 +1,215 @@
+"""The DP spectrum's collapsed assignment update (Neal 2000, Algorithm 3, on the labelled
+stick-breaking table) against brute-force computations on tiny problems: the NIW predictive
+against SciPy's multivariate t, the single-site conditional against the normalised joint
+``p(z, Ω)`` (sticks and components integrated out in closed form, written here from the
+textbook NIW evidence), the rank-one bookkeeping against statistics from scratch, and the
+update's behaviour (it opens a component for a far frequency and closes a spurious one). The
+whole sweep with this update is covered by the Geweke tests in ``test_m3lak_sampler.py``."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.stats as st
+from scipy.special import betaln, multigammaln
+
+import bayesmv  # noqa: F401  (x64)
+from bayesmv.inference.dp import (
+    DPState,
+    _rank_one,
+    assignment_logits,
+    collapsed_assignments,
+    component_counts,
+    dp_collapsed_update,
+    log_assignment_joint,
+    niw_predictive_log_density,
+    niw_statistics,
+    split_merge_step,
+)
+
+M_DIM = 2
+MU0 = np.array([0.3, -0.2])
+KAPPA0, NU0 = 0.7, 3.5
+PSI0 = np.array([[1.0, 0.3], [0.3, 0.8]])
+ALPHA = 0.8
+PRIOR = (jnp.asarray(MU0), KAPPA0, NU0, jnp.asarray(PSI0))
+OMEGA = np.array([[0.1, 0.4], [0.2, 0.1], [2.5, -1.0], [2.2, -1.4], [-0.3, 0.9]])
+
+
+def _niw_posterior(X):
+    """κ_n, ν_n, μ_n, Ψ_n of the frequencies X (rows), by the textbook formulas."""
+    n = len(X)
+    kn, vn = KAPPA0 + n, NU0 + n
+    if n == 0:
+        return kn, vn, MU0, PSI0
+    xbar = X.mean(0)
+    S = (X - xbar).T @ (X - xbar)
+    mun = (KAPPA0 * MU0 + n * xbar) / kn
+    psin = PSI0 + S + KAPPA0 * n / kn * np.outer(xbar - MU0, xbar - MU0)
+    return kn, vn, mun, psin
+
+
+def _log_evidence(X):
+    """log p(X) with (μ, Σ) ~ NIW integrated out (Murphy 2007, eq. 266)."""
+    n = len(X)
+    kn, vn, _, psin = _niw_posterior(X)
+    d = M_DIM
+    return (
+        -n * d / 2 * np.log(np.pi)
+        + multigammaln(vn / 2, d)
+        - multigammaln(NU0 / 2, d)
+        + NU0 / 2 * np.linalg.slogdet(PSI0)[1]
+        - vn / 2 * np.linalg.slogdet(psin)[1]
+        + d / 2 * np.log(KAPPA0 / kn)
+    )
+
+
+def _log_joint(z, n_slots):
+    """log p(z, Ω) on a table of n_slots slots: E over the sticks of Π ϖ_{z_j} (independent Beta
+    posteriors) times each slot's evidence."""
+    counts = np.bincount(z, minlength=n_slots)
+    after = np.cumsum(counts[::-1])[::-1] - counts
+    log_prior = np.sum(betaln(1 + counts, ALPHA + after) - betaln(1, ALPHA))
+    return log_prior + sum(_log_evidence(OMEGA[z == k]) for k in range(n_slots))
+
+
+def test_predictive_is_the_multivariate_t():
+    z = np.array([0, 0, 1, 1, 0])
+    stats = niw_statistics(jnp.asarray(z), jnp.asarray(OMEGA), 3, *PRIOR)
+    x = np.array([0.5, -0.7])
+    got = np.asarray(niw_predictive_log_density(jnp.asarray(x), stats, KAPPA0, NU0))
+    for k in range(3):  # slot 2 is empty: the prior predictive
+        kn, vn, mun, psin = _niw_posterior(OMEGA[z == k])
+        dof = vn - M_DIM + 1
+        want = st.multivariate_t(loc=mun, shape=psin * (kn + 1) / (kn * dof), df=dof).logpdf(x)
+        np.testing.assert_allclose(got[k], want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("j", [0, 2, 4])
+def test_single_site_conditional_matches_the_normalised_joint(j):
+    """p(z_j = k | z_{-j}, Ω) for the slots of a 4-slot table, and the mass of every slot
+    beyond it (a brute-force table of 40 slots), against the collapsed update's logits."""
+    z = np.array([0, 0, 1, 3, 0])  # slot 2 empty between occupied slots
+    K, K_big = 4, 40
+    rest = np.delete(np.arange(len(z)), j)
+    stats = niw_statistics(jnp.asarray(z[rest]), jnp.asarray(OMEGA[rest]), K, *PRIOR)
+    prior = niw_statistics(jnp.zeros(0, jnp.int32), jnp.zeros((0, M_DIM)), 1, *PRIOR)
+    x = jnp.asarray(OMEGA[j])
+    log_prior_pred = niw_predictive_log_density(x, prior, KAPPA0, NU0)[0]
+    logits = np.asarray(assignment_logits(x, stats, log_prior_pred, ALPHA, KAPPA0, NU0))
+    got = np.exp(logits - np.logaddexp.reduce(logits))
+
+    def joint(k):
+        zk = z.copy()
+        zk[j] = k
+        return _log_joint(zk, K_big)
+
+    lj = np.array([joint(k) for k in range(K_big)])
+    want = np.exp(lj - np.logaddexp.reduce(lj))
+    np.testing.assert_allclose(got[:K], want[:K], rtol=1e-10)
+    np.testing.assert_allclose(got[K], want[K:].sum(), rtol=1e-6)  # slots ≥ 40 carry < 1e-12
+
+
+def _all_assignments(n_slots):
+    return np.stack(np.meshgrid(*[np.arange(n_slots)] * len(OMEGA), indexing="ij"), -1).reshape(
+        -1, len(OMEGA)
+    )
+
+
+def test_log_joint_matches_the_textbook_evidence():
+    zs = _all_assignments(4)[::37]
+    got = [float(log_assignment_joint(jnp.asarray(z), jnp.asarray(OMEGA), 4, ALPHA, *PRIOR)) for z in zs]
+    np.testing.assert_allclose(got, [_log_joint(z, 4) for z in zs], rtol=1e-12)
+
+
+def _n_active(zs):
+    return np.array([len(np.unique(z)) for z in zs])
+
+
+def test_split_merge_step_leaves_the_table_posterior_invariant():
+    """All 4⁵ assignments of 5 frequencies to a 4-slot table (split–merge never leaves it):
+    200,000 exact draws of p(z | Ω), one step each; the histogram of the results against p by a
+    chi-square test (cells with expected count ≥ 5) at the 0.1% level. The step must move: at
+    least 10% of the proposals are accepted, splits and merges both."""
+    K, n = 4, 200_000
+    zs = _all_assignments(K)
+    lj = np.array([_log_joint(z, K) for z in zs])
+    p = np.exp(lj - np.logaddexp.reduce(lj))
+    rng = np.random.default_rng(0)
+    start = rng.choice(len(zs), size=n, p=p)
+    step = jax.jit(jax.vmap(lambda k, z: split_merge_step(k, z, jnp.asarray(OMEGA), K, ALPHA, *PRIOR)))
+    new, accepted = step(jax.random.split(jax.random.PRNGKey(0), n), jnp.asarray(zs[start], jnp.int32))
+    new, accepted = np.asarray(new), np.asarray(accepted)
+    code = new @ (K ** np.arange(len(OMEGA))[::-1])  # the row index in _all_assignments
+    observed = np.bincount(code, minlength=len(zs))
+    expected = n * p
+    big = expected >= 5
+    chi2 = np.sum((observed[big] - expected[big]) ** 2 / expected[big]) + (
+        (observed[~big].sum() - expected[~big].sum()) ** 2 / expected[~big].sum()
+    )
+    assert st.chi2(big.sum()).sf(chi2) > 1e-3
+    before, after = _n_active(zs[start]), _n_active(new)
+    grew, shrank = after > before, after < before
+    assert accepted.mean() > 0.1 and grew.mean() > 0.02 and shrank.mean() > 0.02
+
+
+def test_rank_one_updates_match_statistics_from_scratch():
+    z = jnp.asarray([0, 0, 1, 1, 0])
+    om = jnp.asarray(OMEGA)
+    stats = niw_statistics(z, om, 3, *PRIOR)
+    moved = _rank_one(_rank_one(stats, 0, om[4], -1.0, KAPPA0), 2, om[4], 1.0, KAPPA0)
+    want = niw_statistics(z.at[4].set(2), om, 3, *PRIOR)
+    for a, b in zip(moved, want):
+        np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-12)
+
+
+M_BIG, N_FREQ = 20, 60
+PRIOR_BIG = (jnp.full(M_BIG, 0.01), 1.0, float(M_BIG), jnp.eye(M_BIG))
+
+
+def _cluster(seed, n, centre):
+    return centre + 0.2 * np.random.default_rng(seed).normal(size=(n, M_BIG))
+
+
+def _run(z, omega, sweeps=20):
+    update = jax.jit(lambda k, z: collapsed_assignments(k, z, omega, 50, 1.0, *PRIOR_BIG))
+    for i in range(sweeps):
+        z, overflow = update(jax.random.PRNGKey(i), z)
+        assert not bool(overflow)
+    return np.asarray(z)
+
+
+def test_a_far_frequency_opens_a_component_at_m20():
+    """m = 20: 59 frequencies near 0 and one at 3·1, all in one component to start with; the
+    outlier gets its own component (the slice sampler leaves it in the occupied one)."""
+    omega = jnp.asarray(np.vstack([_cluster(0, N_FREQ - 1, 0.0), np.full((1, M_BIG), 3.0)]))
+    z = _run(jnp.zeros(N_FREQ, jnp.int32), omega)
+    assert len(np.unique(z[:-1])) == 1 and z[-1] != z[0]
+
+
+def test_a_spurious_component_closes_at_m20():
+    """One tight cluster split over two components to start with: they merge."""
+    omega = jnp.asarray(_cluster(1, N_FREQ, 0.0))
+    z = _run(jnp.asarray(np.arange(N_FREQ) % 2, jnp.int32), omega)
+    assert len(np.unique(z)) == 1
+
+
+def test_update_draws_sticks_and_components_given_the_new_assignments():
+    omega = jnp.asarray(np.vstack([_cluster(2, 30, 0.0), _cluster(3, 30, 2.0)]))
+    Kc = 50
+    state = DPState(
+        jnp.full(Kc, 0.5),
+        jnp.zeros((Kc, M_BIG)),
+        jnp.broadcast_to(jnp.eye(M_BIG), (Kc, M_BIG, M_BIG)),
+        jnp.zeros(Kc),
+        jnp.asarray(np.repeat([1, 4], 30), jnp.int32),  # the two clusters, in slots 1 and 4
+        jnp.zeros((), bool),
+    )
+    new = jax.jit(lambda k, s: dp_collapsed_update(k, s, omega, 1.0, *PRIOR_BIG))(
+        jax.random.PRNGKey(0), state
+    )
+    counts = np.asarray(component_counts(new))
+    assert sorted(counts[counts > 0]) == [30, 30] and not bool(new.overflow)
+    for k in np.nonzero(counts)[0]:  # each occupied component's mean sits at its cluster's mean
+        members = np.asarray(omega)[np.asarray(new.z) == k]
+        assert np.max(np.abs(np.asarray(new.mu[k]) - members.mean(0))) < 0.5
