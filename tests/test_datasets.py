@@ -154,6 +154,20 @@ def test_make_latent_views_is_nonlinear():
         D.make_latent_views(rule="spiral")
 
 
+def test_make_latent_views_cosines_rule():
+    """Labels are Σ_k cos(a_kᵀh) above its median (h regenerated from the seed); the default has
+    a slow and a fast wave; a bad frequency array is refused."""
+    Xs, y = D.make_latent_views(n_samples=500, rule="cosines", seed=3)
+    H = np.random.default_rng(3).standard_normal((500, 2))  # the generator's first draw
+    score = np.cos(0.5 * H[:, 0]) + np.cos(4.0 * H[:, 1])
+    np.testing.assert_array_equal(y, score > np.median(score))
+    _, y3 = D.make_latent_views(n_samples=200, n_latent=3, rule="cosines", frequencies=[[0, 0, 2.0]], seed=4)
+    H3 = np.random.default_rng(4).standard_normal((200, 3))
+    np.testing.assert_array_equal(y3, np.cos(2 * H3[:, 2]) > np.median(np.cos(2 * H3[:, 2])))
+    with pytest.raises(ValueError, match="frequencies"):
+        D.make_latent_views(n_latent=3, rule="cosines")
+
+
 def test_make_mvml_toy_second_view_is_shear_then_rotation():
     (X1, X2), y = D.make_mvml_toy(n_samples=60, shear=1.5, angle=0.7, seed=0)
     S = np.array([[1.0, 1.5], [0.0, 1.0]])

@@ -10,13 +10,27 @@ from ._validation import check_positive
 __all__ = ["make_latent_views", "make_mkc_toy", "make_multitask", "make_mvml_toy"]
 
 
-def make_latent_views(n_samples=300, n_views=2, n_latent=2, n_features=10, noise=0.1, rule="circle", seed=0):
+TWO_FREQUENCIES = ((0.5, 0.0), (0.0, 4.0))  # rule="cosines": one slow and one fast wave
+
+
+def make_latent_views(
+    n_samples=300,
+    n_views=2,
+    n_latent=2,
+    n_features=10,
+    noise=0.1,
+    rule="circle",
+    seed=0,
+    frequencies=TWO_FREQUENCIES,
+):
     """M3LAK-style data: a shared latent ``h ~ N(0, I)``; each view is a noisy linear map of ``h``.
 
-    Labels are a nonlinear function of ``h``: ``"circle"`` (``|h|^2`` above its median) or
-    ``"xor"`` (sign of ``h_1 h_2``), so a linear classifier on the views is near chance while a
-    kernel classifier is not. ``n_features`` is one int or one per view. Returns ``(Xs, y)``
-    with ``y`` in {0, 1}.
+    Labels are a nonlinear function of ``h``: ``"circle"`` (``|h|^2`` above its median), ``"xor"``
+    (sign of ``h_1 h_2``) or ``"cosines"`` (``Σ_k cos(a_kᵀ h)`` above its median, one ``a_k`` per
+    row of ``frequencies``, shape ``(K, n_latent)``: with the default, one slow and one fast wave
+    along the two latent axes, the label's best spectrum has two well-separated modes, ±a_1 and
+    ±a_2), so a linear classifier on the views is near chance while a kernel classifier is not.
+    ``n_features`` is one int or one per view. Returns ``(Xs, y)`` with ``y`` in {0, 1}.
     """
     check_positive("n_samples", n_samples, integer=True)
     check_positive("n_views", n_views, integer=True)
@@ -30,19 +44,28 @@ def make_latent_views(n_samples=300, n_views=2, n_latent=2, n_features=10, noise
         check_positive("n_features", d, integer=True)
     if rule == "xor" and n_latent < 2:
         raise ValueError(f"rule='xor' needs n_latent >= 2, got {n_latent}")
+    freqs = np.asarray(frequencies, dtype=np.float64)
+    if rule == "cosines" and (
+        freqs.ndim != 2 or freqs.shape[1] != n_latent or not np.all(np.isfinite(freqs))
+    ):
+        raise ValueError(
+            f"frequencies must be a finite (K, n_latent={n_latent}) array, got shape {freqs.shape}"
+        )
     H = rng.standard_normal((n_samples, n_latent))
     Xs = []
     for d in dims:
         W = rng.standard_normal((d, n_latent))
         Xs.append(H @ W.T + noise * rng.standard_normal((n_samples, d)))
     if rule == "circle":
-        r = np.sum(H**2, axis=1)
-        y = (r > np.median(r)).astype(np.int64)
+        score = np.sum(H**2, axis=1)
     elif rule == "xor":
-        y = (H[:, 0] * H[:, 1] > 0).astype(np.int64)
+        score = H[:, 0] * H[:, 1]
+    elif rule == "cosines":
+        score = np.sum(np.cos(H @ freqs.T), axis=1)
     else:
-        raise ValueError(f"rule must be 'circle' or 'xor', got {rule!r}")
-    return Xs, y
+        raise ValueError(f"rule must be 'circle', 'xor' or 'cosines', got {rule!r}")
+    threshold = 0.0 if rule == "xor" else np.median(score)
+    return Xs, (score > threshold).astype(np.int64)
 
 
 def make_mvml_toy(n_samples=100, shear=1.5, angle=np.pi / 3, separation=3.0, seed=0):
