@@ -864,7 +864,10 @@ def run_m3lak(
     Returns :class:`M3LAKPosterior` (samples grouped by chain). Without a progress bar and for
     ``"sequential"``/``"vectorized"`` chains the compiled loop is cached across calls (a refit of
     the same shapes and settings does not recompile); ``progress_bar=True`` and ``"parallel"``
-    use ``MCMC.run`` directly, which compiles on every call. Raises
+    use ``MCMC.run`` directly, which compiles on every call. ``"parallel"`` chains (``pmap``)
+    start from the same per-chain keys as ``"sequential"`` ones and equal them to rounding at
+    first; the two compiled programs round differently and the chains drift apart, so at
+    realistic lengths they are other draws of the same posterior. Raises
     :class:`M3LAKNumericalError` (naming the block) if any block produced non-finite values and
     :class:`DPCapacityError` if the DP needed more than ``config.dp_capacity`` components
     (``on_dp_overflow="ignore"``: no error; the caller checks ``post.last_state.latent.dp.overflow``
