@@ -161,6 +161,19 @@ def tiny_problem():
     return make_tiny_problem()
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_programs():
+    """Drop JAX's in-memory executables after each test module. Every compiled program keeps
+    its JIT code mapped until released; over the whole suite the M3LAK chain programs
+    accumulated until XLA aborted while compiling (or loading) one more, in the same test each
+    time, a test that passes on its own (2026-11-25). Later modules recompile, or read the
+    persistent cache."""
+    yield
+    import jax
+
+    jax.clear_caches()
+
+
 @pytest.fixture(scope="session")
 def fitted_estimator(tiny_problem):
     """``fitted_estimator(name)``: the session's fitted instance of ``name`` (fitted on first use)."""
