@@ -68,10 +68,20 @@ def component_counts(state: DPState):
     return component_counts_from(state.z, state.nu.shape[0])
 
 
+def _count_after(counts):
+    """``Σ_{l>k} s_l`` for every slot ``k``: the frequencies in the slots after it."""
+    return jnp.cumsum(counts[::-1])[::-1] - counts
+
+
+def _sum_before(x):
+    """``Σ_{l<k} x_l`` for every slot ``k``."""
+    return jnp.concatenate([jnp.zeros(1, x.dtype), jnp.cumsum(x)[:-1]])
+
+
 def stick_weights(nu):
     """``ϖ_k = ν_k Π_{l<k}(1 - ν_l)`` and the mass left after the last slot."""
     log1m = jnp.log1p(-jnp.clip(nu, 0.0, 1.0 - 1e-16))
-    log_before = jnp.concatenate([jnp.zeros(1, nu.dtype), jnp.cumsum(log1m)[:-1]])
+    log_before = _sum_before(log1m)
     weights = nu * jnp.exp(log_before)
     remaining = jnp.exp(jnp.sum(log1m))
     return weights, remaining
@@ -147,7 +157,7 @@ def _sticks_and_components(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0
     k_nu, k_niw = jax.random.split(key)
     onehot = jax.nn.one_hot(z, n_slots, dtype=omega.dtype)
     counts, mu_n, kappa_n, nu_n, psi_n = _niw_posterior_params(omega, onehot, mu0, kappa0, nu0, psi0)
-    after = jnp.cumsum(counts[::-1])[::-1] - counts
+    after = _count_after(counts)
     m = omega.shape[1]
     dof = nu_n[:, None] - jnp.arange(m, dtype=omega.dtype)[None, :]
     # one rejection loop for every Gamma variate: sticks (two per slot) and Bartlett diagonals
@@ -178,12 +188,11 @@ def dp_slice_update(key, state: DPState, omega, alpha, mu0, kappa0, nu0, psi0):
 def expected_log_weights(counts, alpha):
     """``log E[ϖ_k | z]`` for every slot and ``log E[Π_k (1 - ν_k) | z]``, the mass beyond the
     table, under the sticks' independent Beta posteriors (``counts`` = ``s_k``, eq. 6)."""
-    after = jnp.cumsum(counts[::-1])[::-1] - counts
+    after = _count_after(counts)
     a, b = 1.0 + counts, alpha + after
     log_nu = jnp.log(a) - jnp.log(a + b)
     log_rest = jnp.log(b) - jnp.log(a + b)
-    before = jnp.concatenate([jnp.zeros(1, log_rest.dtype), jnp.cumsum(log_rest)[:-1]])
-    return log_nu + before, jnp.sum(log_rest)
+    return log_nu + _sum_before(log_rest), jnp.sum(log_rest)
 
 
 class NIWStatistics(NamedTuple):
@@ -207,27 +216,24 @@ def niw_statistics(z, omega, n_slots, mu0, kappa0, nu0, psi0) -> NIWStatistics:
     return NIWStatistics(counts, mean, jnp.swapaxes(L_inv, -1, -2) @ L_inv, logdet)
 
 
-def _predictive_from_form(q, counts, logdet_psi, m, kappa0, nu0):
-    kappa_n, nu_n = kappa0 + counts, nu0 + counts
+def niw_predictive_log_density(x, stats: NIWStatistics, kappa0, nu0):
+    """``log p(x | ω's in slot k)`` for every slot: the NIW posterior predictive (a multivariate
+    t with ``ν_n - m + 1`` degrees of freedom), as the ratio of marginal likelihoods
+    ``Γ((ν_n+1)/2) / Γ((ν_n+1-m)/2) π^{-m/2} c^{m/2} |Ψ_n|^{-1/2} (1 + c uᵀΨ_n^{-1}u)^{-(ν_n+1)/2}``
+    with ``c = κ_n / (κ_n + 1)``, ``u = x - μ_n``."""
+    m = x.shape[-1]
+    u = x - stats.mean
+    q = jnp.einsum("ki,kil,kl->k", u, stats.psi_inv, u)
+    kappa_n, nu_n = kappa0 + stats.counts, nu0 + stats.counts
     c = kappa_n / (kappa_n + 1.0)
     return (
         jax.scipy.special.gammaln((nu_n + 1.0) / 2.0)
         - jax.scipy.special.gammaln((nu_n + 1.0 - m) / 2.0)
         - 0.5 * m * jnp.log(jnp.pi)
         + 0.5 * m * jnp.log(c)
-        - 0.5 * logdet_psi
+        - 0.5 * stats.logdet_psi
         - 0.5 * (nu_n + 1.0) * jnp.log1p(c * q)
     )
-
-
-def niw_predictive_log_density(x, stats: NIWStatistics, kappa0, nu0):
-    """``log p(x | ω's in slot k)`` for every slot: the NIW posterior predictive (a multivariate
-    t with ``ν_n - m + 1`` degrees of freedom), as the ratio of marginal likelihoods
-    ``Γ((ν_n+1)/2) / Γ((ν_n+1-m)/2) π^{-m/2} c^{m/2} |Ψ_n|^{-1/2} (1 + c uᵀΨ_n^{-1}u)^{-(ν_n+1)/2}``
-    with ``c = κ_n / (κ_n + 1)``, ``u = x - μ_n``."""
-    u = x - stats.mean
-    q = jnp.einsum("ki,kil,kl->k", u, stats.psi_inv, u)
-    return _predictive_from_form(q, stats.counts, stats.logdet_psi, x.shape[-1], kappa0, nu0)
 
 
 def _rank_one(stats: NIWStatistics, k, x, sign, kappa0):
@@ -287,7 +293,7 @@ def collapsed_assignments(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0)
 def _log_labelled_prior(counts, alpha):
     """``log p(z)`` under the stick-breaking prior, sticks integrated out:
     ``Σ_k log B(1 + s_k, α + Σ_{l>k} s_l) - log B(1, α)`` (eq. 6)."""
-    after = jnp.cumsum(counts[::-1])[::-1] - counts
+    after = _count_after(counts)
     betaln = jax.scipy.special.betaln
     return jnp.sum(betaln(1.0 + counts, alpha + after) - betaln(1.0, alpha))
 
