@@ -31,7 +31,8 @@ import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
-from . import datasets, diagnostics, kernels  # noqa: E402
+from . import datasets, diagnostics, kernels, preprocessing  # noqa: E402
+from .datasets import MultiViewArray  # noqa: E402
 from .diagnostics import FitTrace, check_convergence, summary, to_inference_data  # noqa: E402
 from .persistence import load  # noqa: E402
 
@@ -64,12 +65,14 @@ def __dir__():
 
 __all__ = [
     "FitTrace",
+    "MultiViewArray",
     "__version__",
     "check_convergence",
     "datasets",
     "diagnostics",
     "kernels",
     "load",
+    "preprocessing",
     "summary",
     "to_inference_data",
     *_ESTIMATORS,

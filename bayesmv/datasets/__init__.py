@@ -11,6 +11,7 @@ from ._generators import (
     mkc_toy_weights,
 )
 from ._mfeat import MFEAT_VIEWS, load_mfeat
+from ._multiview_array import MultiViewArray
 from ._split import MultiViewStandardScaler, drop_views, standardize_views, train_test_split_views
 from ._validation import check_positive, check_views, observed_mask
 
@@ -18,6 +19,7 @@ __all__ = [
     "MFEAT_VIEWS",
     "MKC_TOY_GROUPS",
     "MKC_TOY_KERNELS",
+    "MultiViewArray",
     "MultiViewStandardScaler",
     "check_positive",
     "check_views",

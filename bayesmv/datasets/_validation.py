@@ -6,6 +6,8 @@ import numbers
 
 import numpy as np
 
+from ._multiview_array import MultiViewArray
+
 __all__ = ["check_positive", "check_views", "observed_mask"]
 
 
@@ -34,7 +36,7 @@ def check_views(
 
     Parameters
     ----------
-    Xs : list of array-like, each ``(n_samples, n_features_v)``
+    Xs : list of array-like, each ``(n_samples, n_features_v)``, or a ``MultiViewArray``
         The views. A sample missing from a view is an all-NaN row of that view (only with
         ``allow_missing=True``).
     y : array-like of shape ``(n_samples,)``, optional
@@ -51,10 +53,13 @@ def check_views(
     -------
     Xs : list of ``np.ndarray`` of ``dtype``; and ``y`` as ``np.ndarray`` if given.
     """
+    if isinstance(Xs, MultiViewArray):
+        Xs = Xs.views
     if isinstance(Xs, np.ndarray) or not isinstance(Xs, (list, tuple)):
         raise ValueError(
             f"{name} must be a list of 2-D arrays, one per view (n_samples, n_features_v); "
-            f"got {type(Xs).__name__}. Wrap a single view as [X]."
+            f"got {type(Xs).__name__}. Wrap a single view as [X]; for scikit-learn's model selection "
+            "use bayesmv.MultiViewArray(Xs)."
         )
     if len(Xs) < min_views:
         raise ValueError(f"{name} has {len(Xs)} view(s); this method needs at least {min_views}")

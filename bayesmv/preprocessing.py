@@ -1,0 +1,46 @@
+"""Pipeline steps over multi-view data."""
+
+from __future__ import annotations
+
+from sklearn.base import BaseEstimator, TransformerMixin, clone
+
+from .base import MultiViewMixin
+from .datasets import MultiViewArray
+
+__all__ = ["ViewTransformer"]
+
+
+class ViewTransformer(TransformerMixin, MultiViewMixin, BaseEstimator):
+    """One scikit-learn transformer per view, as a step of a ``Pipeline`` over multi-view data.
+
+    ``make_pipeline(ViewTransformer(StandardScaler()), MVMLClassifier())`` scales each view with
+    its own scaler fitted on the training views. ``transformer``: one transformer, cloned for
+    every view, or a list with one per view. Takes a list of views or a
+    :class:`~bayesmv.MultiViewArray` and returns the same kind. Missing views (all-NaN rows) are
+    passed to the transformers, which decide: scikit-learn's scalers ignore NaN in ``fit`` and
+    keep it in ``transform``.
+
+    Attributes: ``transformers_`` (the fitted clones, one per view), ``n_views_``,
+    ``n_features_per_view_``.
+    """
+
+    _allow_missing = True
+
+    def __init__(self, transformer):
+        self.transformer = transformer
+
+    def fit(self, Xs, y=None):
+        views = self._validate_fit(Xs)
+        if isinstance(self.transformer, (list, tuple)):
+            if len(self.transformer) != len(views):
+                raise ValueError(f"transformer has {len(self.transformer)} entries for {len(views)} views")
+            templates = list(self.transformer)
+        else:
+            templates = [self.transformer] * len(views)
+        self.transformers_ = [clone(t).fit(X, y) for t, X in zip(templates, views)]
+        return self
+
+    def transform(self, Xs):
+        views = self._validate_predict(Xs)
+        out = [t.transform(X) for t, X in zip(self.transformers_, views)]
+        return MultiViewArray(out) if isinstance(Xs, MultiViewArray) else out
