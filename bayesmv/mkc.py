@@ -47,7 +47,7 @@ from jax import lax
 from sklearn.base import BaseEstimator
 
 from .base import PersistenceMixin
-from .datasets import check_positive, check_views
+from .datasets import MultiViewArray, check_positive, check_views
 from .diagnostics import FitTrace
 from .kernels import get_kernel
 
@@ -57,6 +57,7 @@ __all__ = [
     "MKC",
     "METHODS",
     "complete_views",
+    "kernel_features",
     "knn_complete",
     "mkc_lambda_grid",
     "project_simplex",
@@ -639,6 +640,28 @@ def complete_views(
         Ks.append(K)
     est = MKC(method=method, **mkc_params).fit(Ks)
     return (est.completed_kernels_, est) if return_estimator else est.completed_kernels_
+
+
+def kernel_features(Ks, rtol=1e-10):
+    """Features ``Φ_m`` with ``Φ_m Φ_mᵀ = K_m`` for PSD kernels (``K = U Λ Uᵀ``, ``Φ = U Λ^½``,
+    eigenvalues below ``rtol · λ_max`` dropped), as a :class:`~bayesmv.MultiViewArray`.
+
+    MKC is transductive: it completes the kernels of one fixed set of samples, without labels.
+    To cross-validate what comes after it, complete over all samples once, then split these
+    features as scikit-learn splits any ``X`` and use ``kernel="linear"`` downstream: the linear
+    kernel of ``Φ`` is the completed kernel, on every fold's train x train and test x train blocks.
+    """
+    feats = []
+    for m, K in enumerate(Ks):
+        K = np.asarray(K, dtype=np.float64)
+        if K.ndim != 2 or K.shape[0] != K.shape[1] or not np.isfinite(K).all():
+            raise ValueError(f"Ks[{m}] must be a finite square kernel matrix, got shape {K.shape}")
+        evals, evecs = np.linalg.eigh(0.5 * (K + K.T))
+        keep = evals > rtol * max(evals[-1], 0.0)
+        if not keep.any():
+            raise ValueError(f"Ks[{m}] has no positive eigenvalue")
+        feats.append(evecs[:, keep] * np.sqrt(evals[keep]))
+    return MultiViewArray(feats)
 
 
 # --------------------------------------------------------------------------------------------

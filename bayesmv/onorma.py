@@ -31,7 +31,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from .base import PersistenceMixin, encode_labels, one_vs_rest_targets
-from .datasets import check_positive, check_views
+from .datasets import MultiViewArray, check_positive, check_views
 from .diagnostics import FitTrace
 from .kernels import DiagonalMultiViewKernel, Kernel, SeparableKernel, SumOfSeparableKernels
 
@@ -85,7 +85,9 @@ def _prepare_inputs(X, multiview, n_features=None, name="X"):
     if multiview:
         views = check_views(X, n_features=n_features, name=name)
     else:
-        if isinstance(X, (list, tuple)) and len(X) > 0 and np.ndim(X[0]) == 2:
+        if isinstance(X, MultiViewArray) or (
+            isinstance(X, (list, tuple)) and len(X) > 0 and np.ndim(X[0]) == 2
+        ):
             raise ValueError(f"{name} is a list of views but the kernel is single-view; pass one 2-D array")
         nf = None if n_features is None else n_features
         views = check_views([X], n_features=nf, name=name)
