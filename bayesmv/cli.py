@@ -27,7 +27,7 @@ def _info(args) -> int:
 def _demo(args) -> int:
     from .demo import run_demo
 
-    return run_demo(output_dir=args.output, quick=args.quick, seed=args.seed)
+    return run_demo(output_dir=args.output, quick=args.quick, random_state=args.seed)
 
 
 def _find_benchmarks(folder):

@@ -14,6 +14,8 @@ import warnings
 
 import numpy as np
 
+from .datasets import SEED_DEPRECATED, check_random_seed
+
 __all__ = ["run_demo"]
 
 # training samples (the remaining samples are the test set) and the estimator's settings that
@@ -29,12 +31,13 @@ def _data(n_train, seed):
 
     Xs, digits = load_mfeat(["fou", "kar"])
     y = np.where(digits % 2 == 0, "even", "odd")
-    Xtr, Xte, ytr, yte = train_test_split_views(Xs, y, test_size=len(y) - n_train, seed=seed)
+    Xtr, Xte, ytr, yte = train_test_split_views(Xs, y, test_size=len(y) - n_train, random_state=seed)
     return Xtr, Xte, ytr, yte
 
 
-def run_demo(output_dir="bayesmv_demo_output", quick=False, seed=0) -> int:
+def run_demo(output_dir="bayesmv_demo_output", quick=False, random_state=0, seed=SEED_DEPRECATED) -> int:
     """Run the demo; returns a process exit code (0 on success)."""
+    seed = check_random_seed(random_state, seed, "run_demo")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -49,7 +52,7 @@ def run_demo(output_dir="bayesmv_demo_output", quick=False, seed=0) -> int:
         f"M3LAK demo: mfeat even vs odd digit, views fou (76) + kar (64); "
         f"{len(ytr)} training / {len(yte)} test samples"
     )
-    model = M3LAKClassifier(**{k: v for k, v in cfg.items() if k != "n_train"}, seed=seed)
+    model = M3LAKClassifier(**{k: v for k, v in cfg.items() if k != "n_train"}, random_state=seed)
     print(
         f"fitting: {model.num_chains} chains x ({model.num_warmup} warm-up + {model.num_samples} draws), "
         f"likelihood={model.likelihood}, m={model.n_latent}, M={model.n_frequencies} ...",

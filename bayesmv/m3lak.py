@@ -32,7 +32,13 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from .base import MultiViewMixin, encode_labels, one_vs_rest_targets, warn_sampler_trouble
-from .datasets import MultiViewStandardScaler, check_positive, observed_mask
+from .datasets import (
+    SEED_DEPRECATED,
+    MultiViewStandardScaler,
+    check_positive,
+    check_random_seed,
+    observed_mask,
+)
 from .diagnostics import to_inference_data
 from .inference._threads import single_threaded_blas
 from .inference.conditionals import noise_weighted
@@ -308,9 +314,11 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     ----------
     n_latent, n_frequencies, C, n_view_latent, spectral_prior
         Model size (paper: m = 20, M = 100, K_i = 1; C chosen by CV from 1..10).
-    num_warmup, num_samples, num_chains, chain_method, seed
-        MCMC settings (paper: 1000 iterations, last 200 kept, one chain). ``seed`` fixes the fit
-        and the predictive draws: the same seed gives identical predictions.
+    num_warmup, num_samples, num_chains, chain_method, random_state
+        MCMC settings (paper: 1000 iterations, last 200 kept, one chain). ``random_state`` (an
+        int, a ``np.random.RandomState`` / ``Generator`` or ``None``; ``seed`` is its deprecated
+        old name) fixes the fit and the predictive draws: the same int gives identical
+        predictions. The int used is ``random_seed_``.
     standardize : bool
         Standardise each view with the training means/scales of its observed rows.
     eta, alpha, a_r, b_r, a_tau, b_tau, v, v_prior, niw_kappa0, niw_nu0, niw_mu0, niw_psi0,
@@ -411,7 +419,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         num_samples=2000,
         num_chains=4,
         chain_method="sequential",
-        seed=0,
+        random_state=0,
         standardize=True,
         eta=1e3,
         alpha=1.0,
@@ -442,6 +450,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         fixed_blocks=(),
         shard_data=False,
         mesh=None,
+        seed=SEED_DEPRECATED,
     ):
         self.n_latent = n_latent
         self.n_frequencies = n_frequencies
@@ -452,6 +461,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         self.num_samples = num_samples
         self.num_chains = num_chains
         self.chain_method = chain_method
+        self.random_state = random_state
         self.seed = seed
         self.standardize = standardize
         self.eta = eta
@@ -540,8 +550,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             raise ValueError(f"spectral_prior must be one of {_SPECTRAL_PRIORS}, got {self.spectral_prior!r}")
         if self.chain_method not in _CHAIN_METHODS:
             raise ValueError(f"chain_method must be one of {_CHAIN_METHODS}, got {self.chain_method!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        self.random_seed_ = check_random_seed(self.random_state, self.seed, type(self).__name__)
         if self.mesh is not None:
             from jax.sharding import Mesh
 
@@ -614,7 +623,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
                 targets[:, k],
                 config,
                 num_samples=int(self.num_samples),
-                seed=self._problem_seed(k),
+                random_state=self._problem_seed(k),
                 **run_kwargs,
             )
             notes += self._dp_overflow_notes(post, k, targets.shape[1])
@@ -636,7 +645,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         fit's ``num_samples``), as NumPyro's ``MCMC.post_warmup_state`` does: no new warm-up, and
         with the fit's ``num_samples`` no new compilation. The draws are appended to
         ``raw_posterior_``, ``posterior_draws_`` and ``inference_data_`` (re-aligned); with the
-        same seed, ``fit`` then ``sample_more(n)`` gives the draws of one fit with ``n`` more.
+        same ``random_state``, ``fit`` then ``sample_more(n)`` gives the draws of one fit with ``n`` more.
         Returns ``self``."""
         from .inference import run_m3lak
 
@@ -714,7 +723,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             aligned, _ = align_latent_axes(samples, n_views)
             log_lik = pointwise_log_likelihood(samples["decision"], targets[:, k], config)
             replicates = replicate_labels(
-                samples["decision"], self.likelihood, np.random.default_rng([int(self.seed), k])
+                samples["decision"], self.likelihood, np.random.default_rng([self.random_seed_, k])
             )
             idatas.append(
                 to_inference_data(
@@ -744,7 +753,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         return {"mesh": self.mesh, "shard_data": shard}
 
     def _problem_seed(self, k):
-        return int(np.random.default_rng([int(self.seed), int(k)]).integers(2**31 - 1))
+        return int(np.random.default_rng([self.random_seed_, int(k)]).integers(2**31 - 1))
 
     def _standardize(self, views):
         return [(X - mu) / s for X, mu, s in zip(views, self.view_means_, self.view_scales_)]
@@ -763,7 +772,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         self._check_is_fitted()
         views = self._validate_predict(Xs)
         Zs = self._standardize(views)
-        base = jax.random.fold_in(jax.random.PRNGKey(int(self.seed)), 7919)
+        base = jax.random.fold_in(jax.random.PRNGKey(self.random_seed_), 7919)
         with single_threaded_blas():
             return np.stack(
                 [

@@ -47,7 +47,7 @@ from jax import lax
 from sklearn.base import BaseEstimator
 
 from .base import PersistenceMixin
-from .datasets import MultiViewArray, check_positive, check_views
+from .datasets import SEED_DEPRECATED, MultiViewArray, check_positive, check_random_seed, check_views
 from .diagnostics import FitTrace
 from .kernels import get_kernel
 
@@ -451,8 +451,9 @@ class MKC(PersistenceMixin, BaseEstimator):
         Weight of the ℓ2,1 norm on the reconstruction weights (λ2; λ of eq. 23; unused by ``sdp``).
     max_iter, tol : int, float
         Outer block-coordinate iterations; stop when the relative objective change ≤ ``tol``.
-    seed : int
-        Seed of the random basis (``rnd``).
+    random_state : int, RandomState, Generator or None
+        Seed of the random basis (``rnd``; the int used is ``random_seed_``); ``seed`` is its
+        deprecated old name.
     n_basis : int or None
         Basis size for ``rnd`` (default 50 % of the samples, drawn among those seen in every view first).
     ridge : float
@@ -478,15 +479,17 @@ class MKC(PersistenceMixin, BaseEstimator):
         lambda2=0.1,
         max_iter=500,
         tol=1e-7,
-        seed=0,
+        random_state=0,
         n_basis=None,
         ridge=1e-9,
+        seed=SEED_DEPRECATED,
     ):
         self.method = method
         self.lambda1 = lambda1
         self.lambda2 = lambda2
         self.max_iter = max_iter
         self.tol = tol
+        self.random_state = random_state
         self.seed = seed
         self.n_basis = n_basis
         self.ridge = ridge
@@ -505,6 +508,7 @@ class MKC(PersistenceMixin, BaseEstimator):
     def fit(self, Ks, observed=None):
         """Complete ``Ks`` (list of (n, n) kernels; missing samples = NaN rows/columns or ``observed``)."""
         self._check_params()
+        self.random_seed_ = check_random_seed(self.random_state, self.seed, type(self).__name__)
         mats, obs = _check_inputs(Ks, observed)
         method = self.method
         Kz, W, P, scale, rowmask, theta0, S0 = _fit_arrays(
@@ -515,7 +519,7 @@ class MKC(PersistenceMixin, BaseEstimator):
             self.lambda2,
             self.max_iter,
             self.tol,
-            self.seed,
+            self.random_seed_,
             self.n_basis,
             self.ridge,
         )
@@ -571,13 +575,23 @@ class MKC(PersistenceMixin, BaseEstimator):
 
 
 def mkc_lambda_grid(
-    Ks, lambdas, method="embd_ht", observed=None, max_iter=500, tol=1e-7, seed=0, n_basis=None, ridge=1e-9
+    Ks,
+    lambdas,
+    method="embd_ht",
+    observed=None,
+    max_iter=500,
+    tol=1e-7,
+    random_state=0,
+    n_basis=None,
+    ridge=1e-9,
+    seed=SEED_DEPRECATED,
 ):
     """Completed kernels for many ``(λ1, λ2)`` pairs in one vmapped solve (for tuning).
 
     ``lambdas`` is an ``(L, 2)`` array. Returns an ``(L, n_views, n, n)`` array; every pair starts
     from the same point as ``MKC(...).fit`` and gives the same result.
     """
+    seed = check_random_seed(random_state, seed, "mkc_lambda_grid")
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     lambdas = np.asarray(lambdas, dtype=np.float64)

@@ -46,14 +46,12 @@ objective never increases.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import scipy.linalg as sla
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
 from .base import MultiViewMixin, encode_labels, one_vs_rest_targets
-from .datasets import check_positive
+from .datasets import SEED_DEPRECATED, check_positive, check_random_seed
 from .diagnostics import FitTrace
 from .kernels import block_nystrom, get_kernel, n_landmarks
 
@@ -573,8 +571,9 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
         learn_weights=False,
         max_iter=6,
         tol=1e-4,
-        seed=0,
+        random_state=0,
         step_size=None,
+        seed=SEED_DEPRECATED,
     ):
         self.lmbda = lmbda
         self.eta = eta
@@ -585,6 +584,7 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
         self.learn_weights = learn_weights
         self.max_iter = max_iter
         self.tol = tol
+        self.random_state = random_state
         self.seed = seed
         self.step_size = step_size
 
@@ -599,8 +599,7 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
         check_positive("tol", self.tol, allow_zero=True)
         if not isinstance(self.learn_weights, (bool, np.bool_)):
             raise ValueError(f"learn_weights must be True or False, got {self.learn_weights!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral):
-            raise ValueError(f"seed must be an integer, got {self.seed!r}")
+        self.random_seed_ = check_random_seed(self.random_state, self.seed, type(self).__name__)
         if self.step_size is None:
             mu0 = default_step_size(float(self.eta)) if learn else 0.0
         else:
@@ -680,7 +679,7 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
                 [np.asarray(X, dtype=np.float64) for X in Xs],
                 kernels=bound,
                 n_components=p,
-                seed=int(self.seed),
+                random_state=self.random_seed_,
                 precomputed=pre,
             )
             U = np.stack(bn.U)
@@ -801,8 +800,9 @@ class MVMLClassifier(ClassifierMixin, _MVMLBase):
         Number of A-steps (outer iterations of Algorithm 1; the reference's ``n_loops``).
     tol : float
         Stop when the relative objective decrease falls below ``tol``.
-    seed : int
-        Seed of the shared Nyström sample ordering.
+    random_state : int, RandomState, Generator or None
+        Seed of the shared Nyström sample ordering (the int used is ``random_seed_``); ``seed``
+        is its deprecated old name.
     step_size : float, optional
         Initial A-step size ``μ0`` (default ``0.5``, or ``0.45/η`` for ``η >= 1``); ``μ0 η < ½``.
 

@@ -31,7 +31,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from .base import PersistenceMixin, encode_labels, one_vs_rest_targets
-from .datasets import MultiViewArray, check_positive, check_views
+from .datasets import SEED_DEPRECATED, MultiViewArray, check_positive, check_random_seed, check_views
 from .diagnostics import FitTrace
 from .kernels import DiagonalMultiViewKernel, Kernel, SeparableKernel, SumOfSeparableKernels
 
@@ -496,9 +496,12 @@ class _OnlineOVK(PersistenceMixin, BaseEstimator):
         for attr in ("n_steps_", "classes_"):
             if hasattr(self, attr):
                 delattr(self, attr)
+        self.random_seed_ = check_random_seed(self.random_state, self.seed, type(self).__name__)
+        if isinstance(X, MultiViewArray):
+            X = X.views
         if self.shuffle:
             n = len(X[0]) if isinstance(X, (list, tuple)) and np.ndim(X[0]) == 2 else len(X)
-            perm = np.random.default_rng(self.seed).permutation(n)
+            perm = np.random.default_rng(self.random_seed_).permutation(n)
             X = (
                 [np.asarray(V)[perm] for V in X]
                 if isinstance(X, (list, tuple)) and np.ndim(X[0]) == 2
@@ -610,7 +613,9 @@ class ONORMA(_OnlineOVK):
     loss : ``"squared"`` (½||z - y||², vector-valued regression), ``"hinge"`` (Crammer–Singer
         multi-class hinge, one output per class) or ``"ovr_hinge"`` (one-vs-rest hinge on ±1
         targets; one output for two classes).
-    shuffle, seed : ``fit`` permutes the stream with ``seed`` when ``shuffle`` is True.
+    shuffle, random_state : ``fit`` permutes the stream with ``random_state`` (an int, a
+        ``np.random.RandomState`` / ``Generator`` or ``None``; ``seed`` is its deprecated old
+        name) when ``shuffle`` is True.
     block_size : steps per compiled block (performance only).
 
     Fitted: ``coef_`` / ``X_buffer_`` / ``support_times_`` (the coefficient ring buffer),
@@ -627,8 +632,9 @@ class ONORMA(_OnlineOVK):
         truncation=None,
         loss="squared",
         shuffle=False,
-        seed=0,
+        random_state=0,
         block_size=64,
+        seed=SEED_DEPRECATED,
     ):
         self.kernel = kernel
         self.lam = lam
@@ -637,6 +643,7 @@ class ONORMA(_OnlineOVK):
         self.truncation = truncation
         self.loss = loss
         self.shuffle = shuffle
+        self.random_state = random_state
         self.seed = seed
         self.block_size = block_size
 
@@ -671,8 +678,9 @@ class MONORMA(_OnlineOVK):
         truncation=None,
         loss="squared",
         shuffle=False,
-        seed=0,
+        random_state=0,
         block_size=64,
+        seed=SEED_DEPRECATED,
     ):
         self.kernels = kernels
         self.r = r
@@ -682,6 +690,7 @@ class MONORMA(_OnlineOVK):
         self.truncation = truncation
         self.loss = loss
         self.shuffle = shuffle
+        self.random_state = random_state
         self.seed = seed
         self.block_size = block_size
 
@@ -808,15 +817,17 @@ class OVKRidge(PersistenceMixin, BaseEstimator):
     (MSE) picks ``lam_`` as in §5.
 
     Parameters: ``kernel`` (as ``ONORMA``; None: Gaussian ⊗ identity), ``lam``, ``cv``,
-    ``solver`` (``"auto"``, ``"eigen"``, ``"cholesky"``, ``"dense"``, ``"cg"``), ``seed`` (CV folds).
+    ``solver`` (``"auto"``, ``"eigen"``, ``"cholesky"``, ``"dense"``, ``"cg"``), ``random_state``
+    (CV folds; ``seed`` is its deprecated old name).
     Fitted: ``dual_coef_ (n, d)``, ``X_fit_``, ``lam_``, ``solver_``, ``cv_results_`` (when tuned).
     """
 
-    def __init__(self, kernel=None, lam=0.01, cv=5, solver="auto", seed=0):
+    def __init__(self, kernel=None, lam=0.01, cv=5, solver="auto", random_state=0, seed=SEED_DEPRECATED):
         self.kernel = kernel
         self.lam = lam
         self.cv = cv
         self.solver = solver
+        self.random_state = random_state
         self.seed = seed
 
     def _terms(self, d):
@@ -842,6 +853,7 @@ class OVKRidge(PersistenceMixin, BaseEstimator):
             raise ValueError(
                 f"solver must be 'auto', 'eigen', 'cholesky', 'dense' or 'cg', got {self.solver!r}"
             )
+        self.random_seed_ = check_random_seed(self.random_state, self.seed, type(self).__name__)
         d_guess = np.asarray(Y).shape[1] if np.ndim(Y) == 2 else 1
         terms, mv = self._terms(d_guess)
         Xa, sizes, ranges = _prepare_inputs(X, mv)
@@ -861,7 +873,7 @@ class OVKRidge(PersistenceMixin, BaseEstimator):
             check_positive("cv", self.cv, integer=True)
             if not 2 <= self.cv <= n:
                 raise ValueError(f"cv must be between 2 and n_samples={n}, got {self.cv}")
-            folds = np.array_split(np.random.default_rng(self.seed).permutation(n), self.cv)
+            folds = np.array_split(np.random.default_rng(self.random_seed_).permutation(n), self.cv)
             mse = np.zeros(lams.size)
             for te in folds:
                 tr = np.setdiff1d(np.arange(n), te)

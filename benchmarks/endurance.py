@@ -47,7 +47,7 @@ def cpu_s():
 
 
 def long_chain(n_iter, seed=0):
-    Xs, y = make_latent_views(n_samples=40, n_views=2, n_latent=2, n_features=4, noise=0.3, seed=seed)
+    Xs, y = make_latent_views(n_samples=40, n_views=2, n_latent=2, n_features=4, noise=0.3, random_state=seed)
     warmup = n_iter // 10
     est = bayesmv.M3LAKClassifier(
         n_latent=3,
@@ -55,7 +55,7 @@ def long_chain(n_iter, seed=0):
         num_warmup=warmup,
         num_samples=n_iter - warmup,
         num_chains=1,
-        seed=seed,
+        random_state=seed,
         target_accept=0.8,
     )
     t0, c0 = time.perf_counter(), cpu_s()
@@ -103,7 +103,7 @@ def long_chain(n_iter, seed=0):
 
 
 def repeated_fits(reps):
-    Xs, y = make_latent_views(n_samples=30, n_views=2, n_latent=2, n_features=4, noise=0.3, seed=1)
+    Xs, y = make_latent_views(n_samples=30, n_views=2, n_latent=2, n_features=4, noise=0.3, random_state=1)
     X = np.concatenate(Xs, axis=1)
     yr = Xs[0][:, 0] + 0.1 * Xs[1][:, 1]
     Ks = [np.array(bayesmv.kernels.rbf_kernel(v, v)) for v in Xs]
@@ -114,7 +114,7 @@ def repeated_fits(reps):
     makers = {
         "M3LAKClassifier": (
             lambda: bayesmv.M3LAKClassifier(
-                n_latent=2, n_frequencies=10, num_warmup=20, num_samples=20, num_chains=1, seed=0
+                n_latent=2, n_frequencies=10, num_warmup=20, num_samples=20, num_chains=1, random_state=0
             ),
             lambda e: e.fit(Xs, y).predict_proba(Xs),
         ),

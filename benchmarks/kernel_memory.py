@@ -53,7 +53,7 @@ def worker(method, n, landmarks, cg_iter):
     if method == "mvml_nystrom":
         from bayesmv.mvml import MVMLClassifier
 
-        est = MVMLClassifier(nystrom=int(landmarks), lmbda=0.1, eta=1.0, max_iter=3, seed=0)
+        est = MVMLClassifier(nystrom=int(landmarks), lmbda=0.1, eta=1.0, max_iter=3, random_state=0)
         est.fit(Xs, y)
         info = {"form": est.solver_form_, "landmarks": int(est.n_landmarks_)}
     elif method == "mvl_ls_cg":

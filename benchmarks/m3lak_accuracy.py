@@ -105,7 +105,7 @@ def _m3lak(cfg, seed, warmup, samples, chains, **kw):
         num_warmup=warmup,
         num_samples=samples,
         num_chains=chains,
-        seed=seed,
+        random_state=seed,
     )
     params.update(kw)
     return M3LAKClassifier(**params)
@@ -144,9 +144,9 @@ def part_a(cfg):
     for rule in ("circle", "xor"):
         n = cfg["synth_n_train"] + cfg["synth_n_test"]
         Xs, y = make_latent_views(
-            n_samples=n, n_views=2, n_latent=2, n_features=10, noise=0.3, rule=rule, seed=1
+            n_samples=n, n_views=2, n_latent=2, n_features=10, noise=0.3, rule=rule, random_state=1
         )
-        Xtr, Xte, ytr, yte = train_test_split_views(Xs, y, test_size=cfg["synth_n_test"], seed=0)
+        Xtr, Xte, ytr, yte = train_test_split_views(Xs, y, test_size=cfg["synth_n_test"], random_state=0)
         res = {}
         for name, kw in [
             ("M3LAK (DP spectrum)", {}),
@@ -251,7 +251,7 @@ def _gpc(Xtr, ytr, seed):
 def _m3lak_estimator(row_params, cfg, seed):
     """The estimator of one M3LAK row: its defaults, overridden by the row, with ``num_chains`` chains
     (and, in ``--quick`` runs, short chains)."""
-    params = dict(row_params, num_chains=cfg["num_chains"], seed=seed)
+    params = dict(row_params, num_chains=cfg["num_chains"], random_state=seed)
     if cfg.get("short_chains"):
         params.update(num_warmup=cfg["num_warmup"], num_samples=cfg["num_samples"])
     return M3LAKClassifier(**params)
@@ -266,7 +266,7 @@ def _convergence(model):
 def _mfeat_split(views, task, split, n_train):
     Xs, digits = load_mfeat(views)
     y = TASKS[task](digits)
-    return train_test_split_views(Xs, y, test_size=len(y) - n_train, seed=split)
+    return train_test_split_views(Xs, y, test_size=len(y) - n_train, random_state=split)
 
 
 def part_b(cfg):

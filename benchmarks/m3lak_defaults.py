@@ -77,7 +77,7 @@ def held_out_tasks(quick):
             Xs, digits = load_mfeat(views)
             y = rule(digits)
             seed = 100 + len(out)
-            Xtr, Xte, ytr, yte = train_test_split_views(Xs, y, test_size=len(y) - N_TRAIN, seed=seed)
+            Xtr, Xte, ytr, yte = train_test_split_views(Xs, y, test_size=len(y) - N_TRAIN, random_state=seed)
             out.append((f"{label} {'+'.join(views)} seed {seed}", Xtr, Xte, ytr, yte))
     return out[:1] if quick else out
 
@@ -89,7 +89,7 @@ def evaluate(params, tasks, quick):
     params = dict(params)
     params["niw_nu0"] = float(params.pop("niw_nu0_per_latent") * params["n_latent"])
     for k, (_, Xtr, Xte, ytr, yte) in enumerate(tasks):
-        kw = dict(params, num_chains=CHAINS, seed=k)
+        kw = dict(params, num_chains=CHAINS, random_state=k)
         if quick:
             kw.update(num_warmup=30, num_samples=30)
         t0 = time.perf_counter()

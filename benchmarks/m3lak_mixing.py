@@ -88,7 +88,7 @@ def load_task(task, views, n_train, seed=0):
     rest of mfeat ``(Xte, yte)``."""
     Xs, digits = load_mfeat(list(views))
     y = TASKS[task](digits)
-    Xtr, Xte, ytr, yte = train_test_split_views(Xs, y, test_size=len(y) - n_train, seed=seed)
+    Xtr, Xte, ytr, yte = train_test_split_views(Xs, y, test_size=len(y) - n_train, random_state=seed)
     return Xtr, standardize_views(Xtr), ytr, (Xte, yte)
 
 
@@ -164,7 +164,7 @@ def part2(cfg, Xs, y, levers, test, chains=4, seed=0):
             num_warmup=cfg["fit_warmup"],
             num_samples=cfg["fit_samples"],
             num_chains=chains,
-            seed=seed,
+            random_state=seed,
             **_lever_params(params),
         )
         t0 = time.perf_counter()

@@ -34,7 +34,13 @@ N_TRAIN, N_TEST = 300, 1000
 
 def _split(seed):
     Xs, y = make_latent_views(
-        n_samples=N_TRAIN + N_TEST, n_views=2, n_latent=2, n_features=10, noise=0.1, rule="cosines", seed=seed
+        n_samples=N_TRAIN + N_TEST,
+        n_views=2,
+        n_latent=2,
+        n_features=10,
+        noise=0.1,
+        rule="cosines",
+        random_state=seed,
     )
     return [X[:N_TRAIN] for X in Xs], [X[N_TRAIN:] for X in Xs], y[:N_TRAIN], y[N_TRAIN:]
 
@@ -44,7 +50,7 @@ def _fit(spectral_prior, n_latent, seed, data, sampler):
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        clf = M3LAKClassifier(spectral_prior=spectral_prior, n_latent=n_latent, seed=seed, **sampler)
+        clf = M3LAKClassifier(spectral_prior=spectral_prior, n_latent=n_latent, random_state=seed, **sampler)
         clf.fit(Xtr, ytr)
     seconds = time.perf_counter() - t0
     p = clf.predict_proba(Xte)[:, 1]

@@ -245,7 +245,7 @@ def tune(method, Kt, obs_t, Kin_t, grid_values, tune_iter, seed):
     coordinate search over the same grid (λ2 with λ1 = 1, then λ1 at the best λ2)."""
 
     def best(lams):
-        outs = mkc_lambda_grid(Kin_t, lams, method=method, max_iter=tune_iter, seed=seed)
+        outs = mkc_lambda_grid(Kin_t, lams, method=method, max_iter=tune_iter, random_state=seed)
         ares = [multiview_are(Kt, list(o), obs_t) for o in outs]
         return lams[int(np.nanargmin(ares))]
 
@@ -263,7 +263,7 @@ def run(datasets, missing, reps, frac, grid_values, tune_iter, fit_iter, seed, t
         for nmiss in missing:
             for r in range(reps):
                 rng = np.random.default_rng([seed, r, nmiss, datasets.index(name)])
-                Ks, Xs = make_mkc_toy(name, n_samples=100, n_basis=N_BASIS, seed=seed + r)
+                Ks, Xs = make_mkc_toy(name, n_samples=100, n_basis=N_BASIS, random_state=seed + r)
                 perm = rng.permutation(100)
                 parts = {}
                 for part, idx in (("tune", perm[:40]), ("test", perm[40:])):
@@ -282,7 +282,7 @@ def run(datasets, missing, reps, frac, grid_values, tune_iter, fit_iter, seed, t
                     else:  # reuse the λ's tuned on the first repetition(s) of this cell
                         l1, l2 = lam_chosen[key][-1]
                     lam_chosen.setdefault((nmiss, method, name), []).append((l1, l2))
-                    est = MKC(method=method, lambda1=l1, lambda2=l2, max_iter=fit_iter, seed=r)
+                    est = MKC(method=method, lambda1=l1, lambda2=l2, max_iter=fit_iter, random_state=r)
                     if method not in times:  # compile once per shape, outside the timing
                         est.fit(Kin_p)
                     t0 = time.perf_counter()
@@ -316,7 +316,7 @@ def _mkc_fit(method, Kin, fit_iter):
 def shared_weights_check(seed=0, fit_iter=300):
     """Sanity row: the TOYL recipe with ONE weight matrix shared by all 5 views (eq. 10 holds
     exactly, so a missing row is identifiable from any observed view pair). Fixed λ1 = 1, λ2 = 1e-3."""
-    Ks, _ = make_mkc_toy("TOYL", n_samples=100, n_basis=N_BASIS, seed=seed, groups=(tuple(range(5)),))
+    Ks, _ = make_mkc_toy("TOYL", n_samples=100, n_basis=N_BASIS, random_state=seed, groups=(tuple(range(5)),))
     rng = np.random.default_rng(seed)
     idx = rng.permutation(100)[40:]
     Ks = [K[np.ix_(idx, idx)] for K in Ks]

@@ -164,7 +164,7 @@ def main(argv=None):
     quick = args.quick
 
     Xs, y = load_mfeat()
-    Xp, Xt, yp, yt = train_test_split_views(Xs, y, test_size=0.5, seed=0)  # pool 1000 / test 1000
+    Xp, Xt, yp, yt = train_test_split_views(Xs, y, test_size=0.5, random_state=0)  # pool 1000 / test 1000
     if quick:
         Xt, yt = [X[:300] for X in Xt], yt[:300]
     Kp, Kt = _grams(Xp, Xt)

@@ -159,7 +159,7 @@ def main():
             nystrom=level,
             metric="learn",
             max_iter=args.n_loops,
-            seed=args.seed,
+            random_state=args.seed,
         )
         t = time.perf_counter()
         model = MVMLClassifier(**est).fit(Xtr, ytr)

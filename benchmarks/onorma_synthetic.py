@@ -59,7 +59,7 @@ def mse(P, Y):
 
 def stream(n, d, seed):
     """The §5 data in stream order, inputs scaled to ⟨x, x⟩ ≈ 1 over Z1 (the first half)."""
-    X, Y = make_multitask(n, d, seed=seed)
+    X, Y = make_multitask(n, d, random_state=seed)
     perm = np.random.default_rng(seed + 1).permutation(n)
     X, Y = X[perm], Y[perm]
     return X / np.sqrt(np.mean(np.sum(X[: n // 2] ** 2, axis=1))), Y
@@ -95,7 +95,7 @@ def run(n, d, seed, repeats, lam_grid, cv):
     res["mo_test"] = mse(MONORMA([K_ones, K_quad], **common).fit(Xtr, Ytr).predict(Xte), Yte)
 
     t = time.perf_counter()
-    cvm = OVKRidge(K_ns, lam=lam_grid, cv=cv, seed=seed).fit(Xtr, Ytr)
+    cvm = OVKRidge(K_ns, lam=lam_grid, cv=cv, random_state=seed).fit(Xtr, Ytr)
     res["t_cv"] = time.perf_counter() - t
     res["lam_cv"] = cvm.lam_
     t = time.perf_counter()

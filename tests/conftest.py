@@ -99,7 +99,7 @@ def tiny_settings(name):
             num_samples=20,
             num_chains=1,
             likelihood="hinge",
-            seed=0,
+            random_state=0,
         ),
         "MVMLClassifier": dict(max_iter=2),
         "MVMLRegressor": dict(max_iter=2),

@@ -107,7 +107,7 @@ def test_check_positive():
 
 def test_split_and_standardize_views():
     Xs, y = D.load_mfeat(["fou", "mor"])
-    tr, te, ytr, yte = D.train_test_split_views(Xs, y, test_size=0.25, seed=1)
+    tr, te, ytr, yte = D.train_test_split_views(Xs, y, test_size=0.25, random_state=1)
     assert tr[0].shape == (1500, 76) and te[1].shape == (500, 6) and len(ytr) == 1500
     assert np.array_equal(np.bincount(yte), np.full(10, 50))  # stratified
     # rows stay aligned across views
@@ -118,7 +118,7 @@ def test_split_and_standardize_views():
     nonconst = tr[1].std(0) > 0
     np.testing.assert_allclose(s_tr[1].std(0)[nonconst], 1, atol=1e-10)
     np.testing.assert_allclose(s_te[0], (te[0] - tr[0].mean(0)) / tr[0].std(0), atol=1e-10)
-    miss = D.drop_views(tr, 0.3, seed=0)
+    miss = D.drop_views(tr, 0.3, random_state=0)
     scaled = D.MultiViewStandardScaler().fit_transform(miss)
     assert np.isnan(scaled[0]).all(1).sum() == np.isnan(miss[0]).all(1).sum()
     np.testing.assert_allclose(np.nanmean(scaled[0], 0), 0, atol=1e-10)
@@ -130,12 +130,12 @@ def test_split_and_standardize_views():
 
 def test_drop_views_keeps_one_view_per_sample():
     Xs = [np.random.default_rng(v).random((200, 3)) for v in range(4)]
-    out = D.drop_views(Xs, 0.5, seed=3, n_missing=3)
+    out = D.drop_views(Xs, 0.5, random_state=3, n_missing=3)
     obs = D.observed_mask(out)
     assert obs.any(0).all()
     assert (obs.sum(0) == 1).sum() == 100 and (obs.sum(0) == 4).sum() == 100
     assert not np.isnan(Xs[0]).any()  # input untouched
-    np.testing.assert_array_equal(D.drop_views(Xs, 0.5, seed=3, n_missing=3)[2], out[2])
+    np.testing.assert_array_equal(D.drop_views(Xs, 0.5, random_state=3, n_missing=3)[2], out[2])
     with pytest.raises(ValueError, match="n_missing"):
         D.drop_views(Xs, 0.5, n_missing=4)
     with pytest.raises(ValueError, match="fraction"):
@@ -143,25 +143,35 @@ def test_drop_views_keeps_one_view_per_sample():
 
 
 def test_make_latent_views_is_nonlinear():
-    Xs, y = D.make_latent_views(n_samples=400, n_views=2, n_features=8, seed=0)
+    Xs, y = D.make_latent_views(n_samples=400, n_views=2, n_features=8, random_state=0)
     Z = np.hstack(Xs)
     lin = cross_val_score(LogisticRegression(max_iter=2000), Z, y, cv=5).mean()
     rbf = cross_val_score(SVC(kernel="rbf", gamma="scale"), Z, y, cv=5).mean()
     assert lin < 0.65 and rbf > 0.85, (lin, rbf)
-    Xs2, y2 = D.make_latent_views(n_samples=50, n_views=3, n_features=[3, 4, 5], rule="xor", seed=1)
+    Xs2, y2 = D.make_latent_views(n_samples=50, n_views=3, n_features=[3, 4, 5], rule="xor", random_state=1)
     assert [X.shape[1] for X in Xs2] == [3, 4, 5] and set(np.unique(y2)) == {0, 1}
     with pytest.raises(ValueError, match="rule"):
         D.make_latent_views(rule="spiral")
 
 
 def test_make_latent_views_cosines_rule():
-    """Labels are Σ_k cos(a_kᵀh) above its median (h regenerated from the seed); the default has
-    a slow and a fast wave; a bad frequency array is refused."""
-    Xs, y = D.make_latent_views(n_samples=500, rule="cosines", seed=3)
+    """Labels are Σ_k cos(a_kᵀh) above its median (h regenerated from the seed, and the one
+    ``return_latent`` gives); the default has a slow and a fast wave; a bad frequency array is
+    refused."""
+    Xs, y = D.make_latent_views(n_samples=500, rule="cosines", random_state=3)
     H = np.random.default_rng(3).standard_normal((500, 2))  # the generator's first draw
+    Xs_again, y_again, H_returned = D.make_latent_views(
+        n_samples=500, rule="cosines", random_state=3, return_latent=True
+    )
+    np.testing.assert_array_equal(H_returned, H)
+    np.testing.assert_array_equal(y_again, y)
+    for X, X_again in zip(Xs, Xs_again):
+        np.testing.assert_array_equal(X, X_again)
     score = np.cos(0.5 * H[:, 0]) + np.cos(4.0 * H[:, 1])
     np.testing.assert_array_equal(y, score > np.median(score))
-    _, y3 = D.make_latent_views(n_samples=200, n_latent=3, rule="cosines", frequencies=[[0, 0, 2.0]], seed=4)
+    _, y3 = D.make_latent_views(
+        n_samples=200, n_latent=3, rule="cosines", frequencies=[[0, 0, 2.0]], random_state=4
+    )
     H3 = np.random.default_rng(4).standard_normal((200, 3))
     np.testing.assert_array_equal(y3, np.cos(2 * H3[:, 2]) > np.median(np.cos(2 * H3[:, 2])))
     with pytest.raises(ValueError, match="frequencies"):
@@ -169,7 +179,7 @@ def test_make_latent_views_cosines_rule():
 
 
 def test_make_mvml_toy_second_view_is_shear_then_rotation():
-    (X1, X2), y = D.make_mvml_toy(n_samples=60, shear=1.5, angle=0.7, seed=0)
+    (X1, X2), y = D.make_mvml_toy(n_samples=60, shear=1.5, angle=0.7, random_state=0)
     S = np.array([[1.0, 1.5], [0.0, 1.0]])
     R = np.array([[np.cos(0.7), -np.sin(0.7)], [np.sin(0.7), np.cos(0.7)]])
     np.testing.assert_allclose(X2, X1 @ (R @ S).T, atol=1e-12)
@@ -178,7 +188,7 @@ def test_make_mvml_toy_second_view_is_shear_then_rotation():
 
 @pytest.mark.parametrize("name", ["TOYL", "TOYG1", "TOYG0.1", "TOYLG1"])
 def test_make_mkc_toy_structure(name):
-    Ks, Xs = D.make_mkc_toy(name, seed=0)
+    Ks, Xs = D.make_mkc_toy(name, random_state=0)
     assert len(Ks) == 5 and all(K_.shape == (100, 100) for K_ in Ks)
     assert [X.shape[1] for X in Xs] == [5, 5, 10, 10, 10]
     assert all(np.abs(X[:10]).max() <= 1 for X in Xs)
@@ -206,9 +216,9 @@ def test_make_mkc_toy_groups_set_which_views_share_A():
         A = np.linalg.solve(Xs[2][:10].T, Xs[2][10:].T).T
         return max(np.abs(Xs[m][10:] - A @ Xs[m][:10]).max() for m in (0, 1))
 
-    _, Xs = D.make_mkc_toy("TOYL", seed=1)
+    _, Xs = D.make_mkc_toy("TOYL", random_state=1)
     assert residual_on_views_1_2(Xs) > 0.1
-    Ks, Xs = D.make_mkc_toy("TOYL", seed=1, groups=((0, 1, 2, 3, 4),))
+    Ks, Xs = D.make_mkc_toy("TOYL", random_state=1, groups=((0, 1, 2, 3, 4),))
     assert residual_on_views_1_2(Xs) < 1e-8
     np.testing.assert_allclose(Ks[0], D.mkc_toy_kernel("linear", Xs[0]), atol=1e-12)
     for bad in (((0, 1), (2, 3)), ((0, 1, 2), (2, 3, 4)), ((0, 1, 2, 3, 4, 5),)):
@@ -217,14 +227,14 @@ def test_make_mkc_toy_groups_set_which_views_share_A():
 
 
 def test_make_multitask_outputs_are_linear_in_phi():
-    X, Y = D.make_multitask(n_samples=300, n_tasks=4, seed=2)
+    X, Y = D.make_multitask(n_samples=300, n_tasks=4, random_state=2)
     assert X.shape == (300, 20) and Y.shape == (300, 4) and X.min() >= 0 and X.max() <= 1
     x1, x2, x3, x4, x5 = X[:, :5].T
     phi = np.stack([x1**2, x4**2, x1 * x2, x3 * x5, x2, x4, np.ones(300)], 1)
     W, res, *_ = np.linalg.lstsq(phi, Y, rcond=None)
     np.testing.assert_allclose(phi @ W, Y, atol=1e-10)
     # task weights w^i ~ N(0, diag(0.5, 0.25, 0.1, 0.05, 0.15, 0.1, 0.15)): recover them per task
-    X, Y = D.make_multitask(n_samples=30, n_tasks=4000, seed=0)
+    X, Y = D.make_multitask(n_samples=30, n_tasks=4000, random_state=0)
     x1, x2, x3, x4, x5 = X[:, :5].T
     phi = np.stack([x1**2, x4**2, x1 * x2, x3 * x5, x2, x4, np.ones(30)], 1)
     W = np.linalg.lstsq(phi, Y, rcond=None)[0]

@@ -56,8 +56,8 @@ def test_numpy_inputs_stay_on_numpy_and_agree_with_jax_inputs(ours, ref, params)
 
 def test_nystrom_factors_follow_the_input_namespace():
     Xs = [X, RNG.random((17, 3))]
-    host = K.block_nystrom(Xs, "rbf", 5, seed=2)
-    device = K.block_nystrom([jnp.asarray(Z) for Z in Xs], "rbf", 5, seed=2)
+    host = K.block_nystrom(Xs, "rbf", 5, random_state=2)
+    device = K.block_nystrom([jnp.asarray(Z) for Z in Xs], "rbf", 5, random_state=2)
     for h, d in zip(host.factors, device.factors):
         assert type(h.U) is np.ndarray and isinstance(d.U, jax.Array)
         np.testing.assert_allclose(h.U, np.asarray(d.U), atol=1e-10)
@@ -147,10 +147,10 @@ def test_center_and_normalize():
 
 def test_nystrom_exact_at_full_rank_and_low_rank_formula():
     G = skp.rbf_kernel(X, gamma=0.5)
-    full = K.nystrom(X, "rbf", 1.0, seed=3, gamma=0.5)
+    full = K.nystrom(X, "rbf", 1.0, random_state=3, gamma=0.5)
     np.testing.assert_allclose(np.asarray(full.U @ full.U.T), G, atol=1e-8)
     assert sorted(full.landmarks) == list(range(17))
-    part = K.nystrom(X, "rbf", 6, seed=3, gamma=0.5)
+    part = K.nystrom(X, "rbf", 6, random_state=3, gamma=0.5)
     S = part.landmarks
     assert len(S) == 6 and np.array_equal(S, K.nystrom_ordering(17, 3)[:6])
     Q = G[:, S]
@@ -175,7 +175,7 @@ def test_n_landmarks_validation():
 
 def test_block_nystrom_shares_one_ordering_and_extends():
     Xs = [X, RNG.random((17, 3))]
-    bn = K.block_nystrom(Xs, ["rbf", "linear"], 5, seed=1, kernel_params=[{"gamma": 0.3}, {}])
+    bn = K.block_nystrom(Xs, ["rbf", "linear"], 5, random_state=1, kernel_params=[{"gamma": 0.3}, {}])
     assert len(bn.U) == 2 and all(u.shape == (17, 5) for u in bn.U)
     assert all(np.array_equal(f.landmarks, bn.landmarks) for f in bn.factors)
     assert np.array_equal(bn.landmarks, K.nystrom_ordering(17, 1)[:5])
@@ -183,7 +183,7 @@ def test_block_nystrom_shares_one_ordering_and_extends():
     for a, b in zip(train_ext, bn.U):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-10)
     Gs = [skp.rbf_kernel(Xs[0], gamma=0.3), skp.linear_kernel(Xs[1])]
-    pre = K.block_nystrom(Gs, n_components=1.0, seed=1, precomputed=True)
+    pre = K.block_nystrom(Gs, n_components=1.0, random_state=1, precomputed=True)
     for U, G in zip(pre.U, Gs):
         np.testing.assert_allclose(np.asarray(U @ U.T), G, atol=1e-8)
     with pytest.raises(ValueError, match="precomputed"):

@@ -17,12 +17,14 @@ import bayesmv  # noqa: F401  (float64)
 from bayesmv import M3LAKClassifier
 from bayesmv.datasets import make_latent_views
 
-SETTINGS = dict(n_frequencies=8, num_warmup=60, num_samples=60, num_chains=2, seed=1, likelihood="logistic")
+SETTINGS = dict(
+    n_frequencies=8, num_warmup=60, num_samples=60, num_chains=2, random_state=1, likelihood="logistic"
+)
 
 
 def _task():
     return make_latent_views(
-        n_samples=40, n_views=2, n_latent=2, n_features=6, noise=0.3, rule="circle", seed=0
+        n_samples=40, n_views=2, n_latent=2, n_features=6, noise=0.3, rule="circle", random_state=0
     )
 
 
@@ -125,7 +127,7 @@ def test_alignment_rotates_w_and_omega_together(fits):
         np.testing.assert_allclose(post[name].values, raw[name] @ Q, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(aligned[name], post[name].values, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(post["decision"].values, raw["decision"])
-    Xs, _ = make_latent_views(n_samples=5, n_views=2, n_latent=2, n_features=6, noise=0.3, seed=7)
+    Xs, _ = make_latent_views(n_samples=5, n_views=2, n_latent=2, n_features=6, noise=0.3, random_state=7)
     obs = np.ones((2, 5), bool)
     for c, d in ((0, 0), (1, 59)):
         tau, beta = raw["tau"][c, d], raw["beta"][c, d]
@@ -175,7 +177,7 @@ def test_aligned_loadings_converge_with_the_decision_values():
     4 chains of 300 + 300): after alignment the largest r̂ over every W_i is within 0.02 of the
     decision values' r̂. Without the latent-axis moves the same check fails: the chains then
     disagree on the scale and shear of the latent axes, which a rotation cannot align."""
-    Xs, y = make_latent_views(n_samples=200, n_views=2, n_latent=2, n_features=10, noise=0.3, seed=0)
+    Xs, y = make_latent_views(n_samples=200, n_views=2, n_latent=2, n_features=10, noise=0.3, random_state=0)
     gaps = {}
     for moves in (True, False):
         est = _fit(
@@ -184,7 +186,7 @@ def test_aligned_loadings_converge_with_the_decision_values():
             num_warmup=300,
             num_samples=300,
             num_chains=4,
-            seed=0,
+            random_state=0,
             latent_axis_moves=moves,
             Xs_y=(Xs, y),
         )

@@ -362,7 +362,7 @@ def small_run():
     Xs[1][:5] = np.nan
     y = np.where(H[:, 0] > 0, 1.0, -1.0)
     cfg = M3LAKConfig(n_latent=3, n_frequencies=4, dp_capacity=20, v_prior=(1.0, 1.0))
-    post = run_m3lak(Xs, y, cfg, num_warmup=30, num_samples=20, num_chains=2, seed=0)
+    post = run_m3lak(Xs, y, cfg, num_warmup=30, num_samples=20, num_chains=2, random_state=0)
     return Xs, y, cfg, post
 
 
@@ -424,9 +424,11 @@ def test_run_m3lak_equals_numpyro_mcmc_and_refits_without_recompiling(small_run)
     # one draw program serves the warm-up and the draws (chunks of gcd(30, 20) = 10 sweeps), and a
     # refit with other data of the same shapes compiles nothing
     _clear_compiled_chains()
-    again = run_m3lak([X + 0.01 for X in Xs], y, cfg, num_warmup=30, num_samples=20, num_chains=2, seed=1)
+    again = run_m3lak(
+        [X + 0.01 for X in Xs], y, cfg, num_warmup=30, num_samples=20, num_chains=2, random_state=1
+    )
     assert (_init_chain._cache_size(), _draw_chain._cache_size()) == (1, 1)
-    run_m3lak([X - 0.01 for X in Xs], y, cfg, num_warmup=30, num_samples=20, num_chains=2, seed=2)
+    run_m3lak([X - 0.01 for X in Xs], y, cfg, num_warmup=30, num_samples=20, num_chains=2, random_state=2)
     assert (_init_chain._cache_size(), _draw_chain._cache_size()) == (1, 1)
     assert not np.allclose(again.samples["beta"], post.samples["beta"])
 
@@ -443,7 +445,7 @@ def test_run_m3lak_equals_numpyro_mcmc_when_sweeps_do_not_chunk(small_run):
     from bayesmv.inference.m3lak_sampler import EXTRA_FIELDS, M3LAKKernel, prepare_data
 
     Xs, y, cfg, _ = small_run
-    post = run_m3lak(Xs, y, cfg, num_warmup=3, num_samples=2, seed=0)
+    post = run_m3lak(Xs, y, cfg, num_warmup=3, num_samples=2, random_state=0)
     mcmc = MCMC(M3LAKKernel(cfg), num_warmup=3, num_samples=2, progress_bar=False, jit_model_args=True)
     mcmc.run(jax.random.PRNGKey(0), prepare_data(Xs, y), extra_fields=EXTRA_FIELDS)
     for name in ("beta", "omega", "tau", "decision"):
@@ -454,7 +456,7 @@ def test_vectorized_chains_are_valid_and_distinct(small_run):
     """``chain_method="vectorized"``: the same contract (shapes, finite draws, distinct chains)."""
     Xs, y, cfg, post = small_run
     vec = run_m3lak(
-        Xs, y, cfg, num_warmup=30, num_samples=20, num_chains=2, chain_method="vectorized", seed=0
+        Xs, y, cfg, num_warmup=30, num_samples=20, num_chains=2, chain_method="vectorized", random_state=0
     )
     for name, value in post.samples.items():
         assert vec.samples[name].shape == value.shape, name
@@ -462,7 +464,7 @@ def test_vectorized_chains_are_valid_and_distinct(small_run):
     assert not np.allclose(vec.samples["beta"][0], vec.samples["beta"][1])
     assert np.mean(np.sign(np.asarray(vec.samples["decision"]).mean((0, 1))) == y) > 0.8
     # continued by 20 draws, the vectorized chains equal one run of 40 (chunks of 10 sweeps)
-    kw = dict(num_warmup=30, num_chains=2, chain_method="vectorized", seed=0)
+    kw = dict(num_warmup=30, num_chains=2, chain_method="vectorized", random_state=0)
     more = run_m3lak(Xs, y, cfg, num_samples=20, init_state=vec.chain_states, **kw)
     once = run_m3lak(Xs, y, cfg, num_samples=40, **kw)
     for name in ("beta", "omega", "tau", "decision"):
@@ -476,7 +478,7 @@ def test_capacity_overflow_raises(small_run):
 
     tiny_cap = dataclasses.replace(cfg, dp_capacity=1, alpha=5.0)
     with pytest.raises(DPCapacityError, match="dp_capacity"):
-        run_m3lak(Xs, y, tiny_cap, num_warmup=2, num_samples=3, seed=0)
+        run_m3lak(Xs, y, tiny_cap, num_warmup=2, num_samples=3, random_state=0)
 
 
 def test_bad_input_raises():

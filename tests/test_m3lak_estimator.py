@@ -170,7 +170,7 @@ def test_niw_nu0_default_is_twice_n_latent_and_explicit_values_pass_through():
     assert M3LAKConfig(n_latent=3).nu0 == 3.0
 
 
-XS_SMALL, Y_SMALL = make_latent_views(n_samples=40, n_views=2, n_latent=2, n_features=4, seed=0)
+XS_SMALL, Y_SMALL = make_latent_views(n_samples=40, n_views=2, n_latent=2, n_features=4, random_state=0)
 
 
 @pytest.mark.parametrize(
@@ -184,7 +184,7 @@ XS_SMALL, Y_SMALL = make_latent_views(n_samples=40, n_views=2, n_latent=2, n_fea
         ({"niw_nu0": 0.5, "n_latent": 3}, "niw_nu0"),
         ({"v_prior": (1.0,)}, "v_prior"),
         ({"eta": 0.0}, "eta"),
-        ({"seed": -3}, "seed"),
+        ({"random_state": -3}, "random_state"),
         ({"noise": "diagonal"}, "noise"),
         ({"noise": "feature", "precision_update": "collapsed"}, "noise"),
     ],
@@ -211,12 +211,18 @@ def test_bad_input_errors():
 # ----------------------------------------------------------------------------------------------
 # End-to-end fits with the real sampler (module-scoped: one compile per shape)
 # ----------------------------------------------------------------------------------------------
-FAST = dict(n_latent=2, n_frequencies=10, num_warmup=150, num_samples=100, num_chains=1, seed=3)
+FAST = dict(n_latent=2, n_frequencies=10, num_warmup=150, num_samples=100, num_chains=1, random_state=3)
 
 
 def _easy_task(n_train=40, n_test=60, seed=0):
     Xs, y = make_latent_views(
-        n_samples=n_train + n_test, n_views=2, n_latent=2, n_features=6, noise=0.3, rule="circle", seed=seed
+        n_samples=n_train + n_test,
+        n_views=2,
+        n_latent=2,
+        n_features=6,
+        noise=0.3,
+        rule="circle",
+        random_state=seed,
     )
     labels = np.array(["inside", "outside"])[y]
     tr, te = slice(0, n_train), slice(n_train, None)
@@ -226,7 +232,7 @@ def _easy_task(n_train=40, n_test=60, seed=0):
 @pytest.fixture(scope="module")
 def binary_fit():
     Xtr, Xte, ytr, yte = _easy_task()
-    Xtr = drop_views(Xtr, 0.2, seed=1)  # 20% of the training samples lose one view
+    Xtr = drop_views(Xtr, 0.2, random_state=1)  # 20% of the training samples lose one view
     est = M3LAKClassifier(**FAST).fit(Xtr, ytr)
     return est, Xtr, Xte, ytr, yte
 
@@ -244,7 +250,7 @@ def test_fit_string_labels_and_missing_views(binary_fit):
     np.testing.assert_array_equal(pred, est.classes_[np.argmax(proba, 1)])
     assert est.decision_function(Xte).shape == (len(yte),)
     # missing views at predict time: every test sample loses view 1 or view 0
-    Xmiss = drop_views(Xte, 1.0, seed=2)
+    Xmiss = drop_views(Xte, 1.0, random_state=2)
     pm = est.predict_proba(Xmiss)
     assert np.isfinite(pm).all() and pm.shape == proba.shape
 
@@ -344,7 +350,7 @@ def test_same_seed_same_predictions(binary_fit):
 
 @pytest.mark.slow
 def test_multiclass_one_vs_rest():
-    Xs, y = make_latent_views(n_samples=60, n_views=2, n_latent=2, n_features=6, noise=0.3, seed=4)
+    Xs, y = make_latent_views(n_samples=60, n_views=2, n_latent=2, n_features=6, noise=0.3, random_state=4)
     H = np.arctan2(Xs[0][:, 0], Xs[0][:, 1])
     y3 = np.digitize(H, [-np.pi / 3, np.pi / 3])  # three angular sectors: labels 0, 1, 2
     est = M3LAKClassifier(**{**FAST, "num_warmup": 40, "num_samples": 40}).fit(Xs, y3 * 10)

@@ -203,7 +203,7 @@ def test_fixed_blocks_stay_at_their_initial_values(tiny_problem):
 
     y = np.where(tiny_problem["y"] > 0, 1.0, -1.0)
     cfg = M3LAKConfig(n_latent=2, n_frequencies=3, likelihood="logistic", fixed_blocks=("lvm", "omega"))
-    post = run_m3lak(tiny_problem["Xs"], y, cfg, num_warmup=3, num_samples=4, seed=0)
+    post = run_m3lak(tiny_problem["Xs"], y, cfg, num_warmup=3, num_samples=4, random_state=0)
     for name in ("W_0", "V_1", "tau", "r", "omega", "beta"):
         draws = np.asarray(post.samples[name])[0]
         np.testing.assert_array_equal(draws, np.broadcast_to(draws[0], draws.shape), err_msg=name)
@@ -221,7 +221,7 @@ def test_logistic_predict_proba_is_mean_of_sigmoid(tiny_problem):
         num_warmup=20,
         num_samples=20,
         num_chains=1,
-        seed=0,
+        random_state=0,
         likelihood="logistic",
     ).fit(tiny_problem["Xs"], tiny_problem["y"])
     proba = est.predict_proba(tiny_problem["Xs"])

@@ -47,7 +47,7 @@ def with_nans(Ks, obs):
 @pytest.mark.parametrize("method", ["embd_ht", "embd_hm", "rnd"])
 def test_exact_completion_in_span_of_complete_basis(method):
     Ks, _, obs = shared_span_problem()
-    est = MKC(method=method, lambda1=1.0, lambda2=1e-7, max_iter=200, n_basis=3, seed=0).fit(
+    est = MKC(method=method, lambda1=1.0, lambda2=1e-7, max_iter=200, n_basis=3, random_state=0).fit(
         with_nans(Ks, obs)
     )
     assert multiview_are(Ks, est.completed_kernels_, obs) < 1e-3  # percent

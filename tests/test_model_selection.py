@@ -36,7 +36,9 @@ FOLDS = KFold(3, shuffle=True, random_state=0)
 def _views(offsets=(0.0, 5.0)):
     """Two views on different scales (so that per-view scaling matters), binary labels and a
     continuous target."""
-    Xs, y = make_latent_views(n_samples=N_SAMPLES, n_views=2, n_features=[3, 4], rule="circle", seed=2)
+    Xs, y = make_latent_views(
+        n_samples=N_SAMPLES, n_views=2, n_features=[3, 4], rule="circle", random_state=2
+    )
     Xs = [X * (1.0 + 9.0 * v) + offsets[v] for v, X in enumerate(Xs)]
     target = Xs[0][:, 0] - 0.1 * Xs[1][:, 1]
     return Xs, y, target
@@ -59,7 +61,7 @@ ESTIMATORS = {
     "M3LAKClassifier": (
         lambda: M3LAKClassifier(n_latent=2, n_frequencies=4, num_warmup=6, num_samples=6, num_chains=1),
         "label",
-        "seed",
+        "random_state",
         [0, 1],
     ),
     "ONORMA": (lambda: ONORMA(_diagonal_kernel()), "two outputs", "lam", [0.01, 0.1]),

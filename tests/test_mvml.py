@@ -153,7 +153,7 @@ def test_nystrom_at_p_equal_n_reproduces_the_full_path(metric):
     Xs, y = _data()
     ypm = np.where(y == 1, 1.0, -1.0)
     Ks = np.stack([rbf_kernel(X) for X in Xs])
-    bn = block_nystrom(Xs, "rbf", n_components=1.0, seed=3)
+    bn = block_nystrom(Xs, "rbf", n_components=1.0, random_state=3)
     Un = np.stack([np.asarray(u) for u in bn.U])
     out = {}
     for name, U, full in [("full", Ks, True), ("nys", Un, False)]:
@@ -192,7 +192,7 @@ def test_objective_never_increases_and_metric_stays_spd(nystrom, learn_weights):
     if nystrom == 1.0:
         U = np.stack([rbf_kernel(X) for X in Xs])
     else:
-        U = np.stack([np.asarray(u) for u in block_nystrom(Xs, "rbf", n_components=0.25, seed=0).U])
+        U = np.stack([np.asarray(u) for u in block_nystrom(Xs, "rbf", n_components=0.25, random_state=0).U])
     direct = mvml_objective(U, A, m.g_, m.weights_, y + 0.1, 0.05, 0.5, "learn")
     np.testing.assert_allclose(obj[-1], direct, rtol=1e-7)
     assert m.weights_.shape == (V,)
@@ -226,8 +226,10 @@ def test_sparse_zeroes_whole_view_pair_blocks_as_eta_grows():
 @pytest.mark.parametrize("metric", ["learn", "cov"])
 def test_nystrom_extension_on_training_points_matches_in_sample_fit(metric):
     Xs, y = _data()
-    m = MVMLClassifier(nystrom=0.25, metric=metric, seed=7, max_iter=3).fit(Xs, y)
-    U = np.stack([np.asarray(u) for u in block_nystrom(Xs, "rbf", n_components=m.n_landmarks_, seed=7).U])
+    m = MVMLClassifier(nystrom=0.25, metric=metric, random_state=7, max_iter=3).fit(Xs, y)
+    U = np.stack(
+        [np.asarray(u) for u in block_nystrom(Xs, "rbf", n_components=m.n_landmarks_, random_state=7).U]
+    )
     q = U.shape[2]
     in_sample = np.einsum("vnq,vq,v->n", U, m.g_.reshape(2, q), m.weights_)
     np.testing.assert_allclose(m.decision_function(Xs), in_sample, rtol=1e-9, atol=1e-10)

@@ -311,7 +311,7 @@ HYPER = {
         "v": BAD_NUMBERS,
         "target_accept": (0, 1, 1.5, -0.2, np.nan),
         "init_step_size": BAD_NUMBERS,
-        "seed": (-1, 1.5, "0"),
+        "random_state": (-1, 1.5, "0"),
         "lengthscale": (0, -1, np.nan),
         "hmc_steps_h": (0, -1),
         "hmc_steps_omega": (0, -1),
@@ -333,7 +333,7 @@ HYPER = {
         "step_size": (0, -1, 10.0),
         "kernel": ("nope", ["rbf"] * 3),
         "kernel_params": ("x", [{}] * 3),
-        "seed": (1.5, "0"),
+        "random_state": (1.5, "0"),
     },
     "MVMLRegressor": {"lmbda": BAD_NUMBERS, "eta": (0, -1), "nystrom": (0, 1.5), "tol": (-1,)},
     "MVLClassifier": {

@@ -65,7 +65,7 @@ def test_m3lak_same_seed_identical_different_seed_different(fitted_estimator, ti
         _outputs(again, "M3LAKClassifier", tiny_problem),
         "M3LAK",
     )
-    other = _fit("M3LAKClassifier", tiny_problem, seed=1)
+    other = _fit("M3LAKClassifier", tiny_problem, random_state=1)
     for k in ("tau", "beta"):
         a, b = est.posterior_draws_[0][k], other.posterior_draws_[0][k]
         assert a.shape == b.shape and not np.allclose(a, b), k
@@ -77,17 +77,17 @@ def test_m3lak_same_seed_identical_different_seed_different(fitted_estimator, ti
 def test_seeded_randomness_of_deterministic_methods(tiny_problem):
     """Where a seed drives randomness (Nyström landmarks, stream shuffling, random basis, CV folds),
     different seeds give different fits and equal seeds equal fits."""
-    a = _fit("MVMLClassifier", tiny_problem, nystrom=0.5, seed=0)
-    b = _fit("MVMLClassifier", tiny_problem, nystrom=0.5, seed=1)
-    c = _fit("MVMLClassifier", tiny_problem, nystrom=0.5, seed=0)
+    a = _fit("MVMLClassifier", tiny_problem, nystrom=0.5, random_state=0)
+    b = _fit("MVMLClassifier", tiny_problem, nystrom=0.5, random_state=1)
+    c = _fit("MVMLClassifier", tiny_problem, nystrom=0.5, random_state=0)
     assert not np.array_equal(a.landmarks_, b.landmarks_)
     np.testing.assert_array_equal(a.landmarks_, c.landmarks_)
     np.testing.assert_array_equal(
         a.decision_function(tiny_problem["Xs"]), c.decision_function(tiny_problem["Xs"])
     )
-    o1 = _fit("ONORMA", tiny_problem, shuffle=True, seed=0)
-    o2 = _fit("ONORMA", tiny_problem, shuffle=True, seed=5)
-    o3 = _fit("ONORMA", tiny_problem, shuffle=True, seed=0)
+    o1 = _fit("ONORMA", tiny_problem, shuffle=True, random_state=0)
+    o2 = _fit("ONORMA", tiny_problem, shuffle=True, random_state=5)
+    o3 = _fit("ONORMA", tiny_problem, shuffle=True, random_state=0)
     assert not np.array_equal(o1.online_predictions_, o2.online_predictions_)
     np.testing.assert_array_equal(o1.online_predictions_, o3.online_predictions_)
 

@@ -109,7 +109,7 @@ def test_m3lak_dp_overflow_and_rhat_are_reported(tiny_problem, monkeypatch):
         num_chains=2,
         dp_capacity=1,
         alpha=20.0,
-        seed=3,
+        random_state=3,
     )
     with pytest.warns(SamplerWarning) as rec:
         est.fit(tiny_problem["Xs"], tiny_problem["y"])
@@ -137,7 +137,13 @@ def test_m3lak_nonfinite_block_stops_with_named_error(tiny_problem, monkeypatch,
     _clear_compiled_chains()
     request.addfinalizer(_clear_compiled_chains)
     est = bayesmv.M3LAKClassifier(
-        n_latent=2, n_frequencies=5, num_warmup=2, num_samples=2, num_chains=1, likelihood="hinge", seed=0
+        n_latent=2,
+        n_frequencies=5,
+        num_warmup=2,
+        num_samples=2,
+        num_chains=1,
+        likelihood="hinge",
+        random_state=0,
     )
     with pytest.raises(M3LAKNumericalError, match=r"lambda update produced non-finite values"):
         est.fit(tiny_problem["Xs"], tiny_problem["y"])

@@ -188,7 +188,7 @@ N = 10
 Xs = [rng.normal(size=(N, 3)), rng.normal(size=(N, 4))]
 Xs[1][2] = np.nan  # a missing view
 y = (rng.normal(size=N) > 0).astype(int)
-kw = dict(n_latent=2, n_frequencies=3, num_warmup=3, num_samples=3, hmc_steps_h=2, hmc_steps_omega=2, seed=1,
+kw = dict(n_latent=2, n_frequencies=3, num_warmup=3, num_samples=3, hmc_steps_h=2, hmc_steps_omega=2, random_state=1,
           likelihood="hinge")  # the paper's sampler (hmc_steps_omega); its vote makes proba exact
 def compare(a, b):
     d = {}
@@ -256,7 +256,7 @@ rng = np.random.default_rng(0)
 N = 10
 Xs = [rng.normal(size=(N, 3)), rng.normal(size=(N, 4))]
 y = (rng.normal(size=N) > 0).astype(int)
-kw = dict(n_latent=2, n_frequencies=3, seed=1)  # the default chain length: 4 x (1000 + 2000)
+kw = dict(n_latent=2, n_frequencies=3, random_state=1)  # the default chain length: 4 x (1000 + 2000)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     par = M3LAKClassifier(chain_method="parallel", **kw).fit(Xs, y)

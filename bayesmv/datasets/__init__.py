@@ -13,15 +13,17 @@ from ._generators import (
 from ._mfeat import MFEAT_VIEWS, load_mfeat
 from ._multiview_array import MultiViewArray
 from ._split import MultiViewStandardScaler, drop_views, standardize_views, train_test_split_views
-from ._validation import check_positive, check_views, observed_mask
+from ._validation import SEED_DEPRECATED, check_positive, check_random_seed, check_views, observed_mask
 
 __all__ = [
     "MFEAT_VIEWS",
     "MKC_TOY_GROUPS",
     "MKC_TOY_KERNELS",
     "MultiViewArray",
+    "SEED_DEPRECATED",
     "MultiViewStandardScaler",
     "check_positive",
+    "check_random_seed",
     "check_views",
     "drop_views",
     "load_mfeat",

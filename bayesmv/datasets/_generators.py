@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import linear_kernel, rbf_kernel
-from ._validation import check_positive
+from ._validation import SEED_DEPRECATED, check_positive, check_random_seed
 
 __all__ = ["make_latent_views", "make_mkc_toy", "make_multitask", "make_mvml_toy"]
 
@@ -20,8 +20,10 @@ def make_latent_views(
     n_features=10,
     noise=0.1,
     rule="circle",
-    seed=0,
+    random_state=0,
     frequencies=TWO_FREQUENCIES,
+    return_latent=False,
+    seed=SEED_DEPRECATED,
 ):
     """M3LAK-style data: a shared latent ``h ~ N(0, I)``; each view is a noisy linear map of ``h``.
 
@@ -30,8 +32,10 @@ def make_latent_views(
     row of ``frequencies``, shape ``(K, n_latent)``: with the default, one slow and one fast wave
     along the two latent axes, the label's best spectrum has two well-separated modes, ±a_1 and
     ±a_2), so a linear classifier on the views is near chance while a kernel classifier is not.
-    ``n_features`` is one int or one per view. Returns ``(Xs, y)`` with ``y`` in {0, 1}.
+    ``n_features`` is one int or one per view. Returns ``(Xs, y)`` with ``y`` in {0, 1}, and
+    ``(Xs, y, H)`` with the latent ``H`` ``(n_samples, n_latent)`` if ``return_latent``.
     """
+    seed = check_random_seed(random_state, seed, "make_latent_views")
     check_positive("n_samples", n_samples, integer=True)
     check_positive("n_views", n_views, integer=True)
     check_positive("n_latent", n_latent, integer=True)
@@ -65,14 +69,18 @@ def make_latent_views(
     else:
         raise ValueError(f"rule must be 'circle', 'xor' or 'cosines', got {rule!r}")
     threshold = 0.0 if rule == "xor" else np.median(score)
-    return Xs, (score > threshold).astype(np.int64)
+    y = (score > threshold).astype(np.int64)
+    return (Xs, y, H) if return_latent else (Xs, y)
 
 
-def make_mvml_toy(n_samples=100, shear=1.5, angle=np.pi / 3, separation=3.0, seed=0):
+def make_mvml_toy(
+    n_samples=100, shear=1.5, angle=np.pi / 3, separation=3.0, random_state=0, seed=SEED_DEPRECATED
+):
     """MVML §3.3 toy data: two classes in R^2; view 2 is view 1 after a shear and a rotation.
 
     Returns ``(Xs, y)`` with ``y`` in {0, 1}.
     """
+    seed = check_random_seed(random_state, seed, "make_mvml_toy")
     check_positive("n_samples", n_samples, integer=True)
     for name, value in (("shear", shear), ("angle", angle), ("separation", separation)):
         if (
@@ -115,7 +123,9 @@ def mkc_toy_kernel(kernel, X, Y=None):
     return np.asarray(rbf_kernel(X, Y, gamma=1.0 / (2.0 * kernel**2)))
 
 
-def make_mkc_toy(name="TOYL", n_samples=100, n_basis=10, seed=0, groups=MKC_TOY_GROUPS):
+def make_mkc_toy(
+    name="TOYL", n_samples=100, n_basis=10, random_state=0, groups=MKC_TOY_GROUPS, seed=SEED_DEPRECATED
+):
     """MKC §6.1.1 TOY data: 5 views of ``n_samples`` points generated from ``n_basis`` basis points.
 
     Literal reading of §6.1.1 (paper 002), sentence by sentence:
@@ -141,6 +151,7 @@ def make_mkc_toy(name="TOYL", n_samples=100, n_basis=10, seed=0, groups=MKC_TOY_
     five views into those sharing one ``A`` (default: the paper's; ``((0, 1, 2, 3, 4),)`` shares one
     matrix among all views). Returns ``(Ks, Xs)``.
     """
+    seed = check_random_seed(random_state, seed, "make_mkc_toy")
     if name not in MKC_TOY_KERNELS:
         raise ValueError(f"name must be one of {sorted(MKC_TOY_KERNELS)}, got {name!r}")
     check_positive("n_basis", n_basis, integer=True)
@@ -159,13 +170,14 @@ def make_mkc_toy(name="TOYL", n_samples=100, n_basis=10, seed=0, groups=MKC_TOY_
     return [mkc_toy_kernel(kern, X) for X, kern in zip(Xs, MKC_TOY_KERNELS[name])], Xs
 
 
-def make_multitask(n_samples=5000, n_tasks=10, n_features=20, seed=0):
+def make_multitask(n_samples=5000, n_tasks=10, n_features=20, random_state=0, seed=SEED_DEPRECATED):
     """ONORMA §5 synthetic multi-task data (Evgeniou et al. 2005).
 
     ``x ~ U[0, 1]^20``, ``φ(x) = (x1², x4², x1 x2, x3 x5, x2, x4, 1)``, task weights
     ``w^i ~ N(0, diag(0.5, 0.25, 0.1, 0.05, 0.15, 0.1, 0.15))``, outputs ``y^i = w^i · φ(x)``.
     Returns ``(X, Y)`` with ``Y`` of shape ``(n_samples, n_tasks)``.
     """
+    seed = check_random_seed(random_state, seed, "make_multitask")
     check_positive("n_samples", n_samples, integer=True)
     check_positive("n_tasks", n_tasks, integer=True)
     check_positive("n_features", n_features, integer=True)

@@ -5,16 +5,17 @@ from __future__ import annotations
 import numpy as np
 from sklearn.model_selection import train_test_split
 
-from ._validation import check_views
+from ._validation import SEED_DEPRECATED, check_random_seed, check_views
 
 __all__ = ["MultiViewStandardScaler", "drop_views", "standardize_views", "train_test_split_views"]
 
 
-def train_test_split_views(Xs, y, test_size=0.25, seed=0, stratify=True):
+def train_test_split_views(Xs, y, test_size=0.25, random_state=0, stratify=True, seed=SEED_DEPRECATED):
     """Split every view and ``y`` with one shared random partition (stratified by ``y`` by default).
 
     Returns ``Xs_train, Xs_test, y_train, y_test``.
     """
+    seed = check_random_seed(random_state, seed, "train_test_split_views")
     Xs, y = check_views(Xs, y, allow_missing=True)
     idx = np.arange(len(y))
     tr, te = train_test_split(idx, test_size=test_size, random_state=seed, stratify=y if stratify else None)
@@ -50,11 +51,12 @@ def standardize_views(Xs_train, Xs_test=None):
     return out if Xs_test is None else (out, scaler.transform(Xs_test))
 
 
-def drop_views(Xs, fraction, seed=0, n_missing=1):
+def drop_views(Xs, fraction, random_state=0, n_missing=1, seed=SEED_DEPRECATED):
     """Remove ``n_missing`` whole views from a random ``fraction`` of the samples (NaN rows).
 
     Every sample keeps at least one view (``n_missing < n_views``). Returns new arrays.
     """
+    seed = check_random_seed(random_state, seed, "drop_views")
     Xs = check_views(Xs, allow_missing=True)
     V, n = len(Xs), Xs[0].shape[0]
     if not 0.0 <= fraction <= 1.0:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 
 from ._multiview_array import MultiViewArray
 
-__all__ = ["check_positive", "check_views", "observed_mask"]
+__all__ = ["SEED_DEPRECATED", "check_positive", "check_random_seed", "check_views", "observed_mask"]
 
 
 def _as_numeric(arr, what):
@@ -148,3 +149,33 @@ def check_positive(name, value, allow_zero=False, integer=False):
     if value < 0 or (value == 0 and not allow_zero):
         raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
     return value
+
+
+#: Default of the deprecated ``seed`` parameters (scikit-learn's marker for a renamed parameter).
+SEED_DEPRECATED = "deprecated"
+
+
+def check_random_seed(random_state, seed=SEED_DEPRECATED, owner="random_state"):
+    """The integer seed behind scikit-learn's ``random_state``: an int ``>= 0`` as it is, a draw
+    from a ``np.random.RandomState`` or ``Generator``, fresh entropy for ``None``. ``seed``, the
+    old name, is used instead when given, with a ``FutureWarning``."""
+    if not (isinstance(seed, str) and seed == SEED_DEPRECATED):
+        warnings.warn(
+            f"{owner}: 'seed' is deprecated and will be removed; use 'random_state'",
+            FutureWarning,
+            stacklevel=3,
+        )
+        random_state = seed
+    if random_state is None:
+        return int(np.random.SeedSequence().generate_state(1)[0] >> 1)
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(2**31 - 1))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(2**31 - 1))
+    if isinstance(random_state, (bool, np.bool_)) or not isinstance(random_state, numbers.Integral):
+        raise ValueError(
+            f"random_state must be an int, None, a np.random.RandomState or Generator; got {random_state!r}"
+        )
+    if random_state < 0:
+        raise ValueError(f"random_state must be >= 0, got {random_state!r}")
+    return int(random_state)

@@ -48,6 +48,7 @@ from numpyro.infer import MCMC
 from numpyro.infer.hmc_util import dual_averaging
 from numpyro.infer.mcmc import MCMCKernel
 
+from ..datasets._validation import SEED_DEPRECATED, check_random_seed
 from ..models.m3lak import M3LAKConfig, decision_values, feature_map, logistic_log_likelihood, noise_by_view
 from . import _random
 from . import conditionals as cond
@@ -850,13 +851,14 @@ def run_m3lak(
     num_samples,
     num_chains=1,
     chain_method="sequential",
-    seed=0,
+    random_state=0,
     progress_bar=False,
     thinning=1,
     mesh=None,
     shard_data=False,
     on_dp_overflow="raise",
     init_state=None,
+    seed=SEED_DEPRECATED,
 ) -> M3LAKPosterior:
     """Run the composite M3LAK kernel through :class:`numpyro.infer.MCMC`.
 
@@ -886,6 +888,7 @@ def run_m3lak(
     previous run's data, config, ``num_warmup``, ``num_chains`` and ``chain_method``; with its
     ``num_samples`` too, the compiled sampling loop is reused.
     """
+    seed = check_random_seed(random_state, seed, "run_m3lak")
     if not isinstance(config, M3LAKConfig):
         raise TypeError(f"config must be an M3LAKConfig; got {type(config).__name__}")
     config.validate()

@@ -15,6 +15,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from ..datasets._validation import SEED_DEPRECATED, check_random_seed
 from .pairwise import array_namespace, get_kernel
 
 __all__ = [
@@ -30,8 +31,9 @@ __all__ = [
 ]
 
 
-def nystrom_ordering(n_samples: int, seed: int = 0) -> np.ndarray:
+def nystrom_ordering(n_samples: int, random_state=0, seed=SEED_DEPRECATED) -> np.ndarray:
     """The random ordering of the samples (a permutation); its first ``p`` entries are the landmarks."""
+    seed = check_random_seed(random_state, seed, "nystrom_ordering")
     return np.random.default_rng(seed).permutation(n_samples)
 
 
@@ -84,8 +86,11 @@ def nystrom_transform(Q_test, factors: NystromFactors):
     return array_namespace(Q_test).asarray(Q_test) @ factors.W_pinv_sqrt
 
 
-def nystrom(X, kernel="rbf", n_components=1.0, seed=0, **kernel_params) -> NystromFactors:
+def nystrom(
+    X, kernel="rbf", n_components=1.0, random_state=0, seed=SEED_DEPRECATED, **kernel_params
+) -> NystromFactors:
     """Nyström factors of ``kernel`` on ``X`` with ``n_components`` landmarks (fraction or count)."""
+    seed = check_random_seed(random_state, seed, "nystrom")
     X = array_namespace(X).asarray(X)
     p = n_landmarks(n_components, X.shape[0])
     landmarks = nystrom_ordering(X.shape[0], seed)[:p]
@@ -120,12 +125,21 @@ class BlockNystrom(NamedTuple):
         return [nystrom_transform(Q, f) for Q, f in zip(Qs_test, self.factors)]
 
 
-def block_nystrom(Xs, kernels="rbf", n_components=1.0, seed=0, kernel_params=None, precomputed=False):
+def block_nystrom(
+    Xs,
+    kernels="rbf",
+    n_components=1.0,
+    random_state=0,
+    kernel_params=None,
+    precomputed=False,
+    seed=SEED_DEPRECATED,
+):
     """Block-wise Nyström of several views with the same random sample ordering for all views.
 
     ``kernels`` is one kernel (name/callable) or one per view, ``kernel_params`` one dict or
     one per view. With ``precomputed=True``, ``Xs`` are full ``n x n`` Gram matrices.
     """
+    seed = check_random_seed(random_state, seed, "block_nystrom")
     V = len(Xs)
     n = Xs[0].shape[0]
     p = n_landmarks(n_components, n)

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..datasets._validation import SEED_DEPRECATED, check_random_seed
 from .pairwise import squared_euclidean_distances
 
 __all__ = [
@@ -32,13 +33,15 @@ def _pairwise_distances_offdiag(X, max_samples, seed):
     return D[np.triu_indices(X.shape[0], k=1)]
 
 
-def median_heuristic(X, max_samples=2000, seed=0) -> float:
+def median_heuristic(X, max_samples=2000, random_state=0, seed=SEED_DEPRECATED) -> float:
     """Median Euclidean distance between distinct samples (random subset above ``max_samples``)."""
+    seed = check_random_seed(random_state, seed, "median_heuristic")
     return float(np.median(_pairwise_distances_offdiag(X, max_samples, seed)))
 
 
-def mean_heuristic(X, max_samples=2000, seed=0) -> float:
+def mean_heuristic(X, max_samples=2000, random_state=0, seed=SEED_DEPRECATED) -> float:
     """Mean Euclidean distance between distinct samples (the bandwidth MVML uses)."""
+    seed = check_random_seed(random_state, seed, "mean_heuristic")
     return float(np.mean(_pairwise_distances_offdiag(X, max_samples, seed)))
 
 
