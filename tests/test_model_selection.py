@@ -64,7 +64,7 @@ ESTIMATORS = {
         "random_state",
         [0, 1],
     ),
-    "ONORMA": (lambda: ONORMA(_diagonal_kernel()), "two outputs", "lam", [0.01, 0.1]),
+    "ONORMA": (lambda: ONORMA(_diagonal_kernel(), shuffle=True), "two outputs", "lam", [0.01, 0.1]),
     "MONORMA": (
         lambda: MONORMA([_diagonal_kernel(), _diagonal_kernel(3.0)]),
         "two outputs",
