@@ -180,3 +180,16 @@ def test_unlabelled_views_reach_every_fold_whole():
         fitted = clone(estimator).fit([X[train] for X in Xs], y[train], Xs_unlabeled=unlabelled)
         expected.append(fitted.score([X[test] for X in Xs], y[test]))
     np.testing.assert_allclose(scores, expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_every_method_takes_a_multiview_array(name):
+    estimator, Xs, y, _, _ = _case(name)
+    X = MultiViewArray(Xs)
+    from_list, from_array = clone(estimator).fit(Xs, y), clone(estimator).fit(X, y)
+    methods = [m for m in ("predict", "predict_proba", "decision_function") if hasattr(estimator, m)]
+    for method in methods:
+        expected = getattr(from_list, method)(Xs)
+        np.testing.assert_allclose(getattr(from_array, method)(X), expected, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(getattr(from_list, method)(X), expected, rtol=1e-10, atol=1e-12)
+    assert from_array.score(X, y) == pytest.approx(from_list.score(Xs, y), abs=1e-12)
