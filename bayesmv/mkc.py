@@ -49,7 +49,7 @@ from sklearn.base import BaseEstimator
 from .base import PersistenceMixin
 from .datasets import SEED_DEPRECATED, MultiViewArray, check_positive, check_random_seed, check_views
 from .diagnostics import FitTrace
-from .kernels import get_kernel
+from .kernels import get_kernel, nystrom_from_columns
 
 jax.config.update("jax_enable_x64", True)
 
@@ -656,9 +656,10 @@ def complete_views(
     return (est.completed_kernels_, est) if return_estimator else est.completed_kernels_
 
 
-def kernel_features(Ks, rtol=1e-10):
-    """Features ``Φ_m`` with ``Φ_m Φ_mᵀ = K_m`` for PSD kernels (``K = U Λ Uᵀ``, ``Φ = U Λ^½``,
-    eigenvalues below ``rtol · λ_max`` dropped), as a :class:`~bayesmv.MultiViewArray`.
+def kernel_features(Ks):
+    """Features ``Φ_m`` with ``Φ_m Φ_mᵀ = K_m`` for PSD kernels, as a
+    :class:`~bayesmv.MultiViewArray`: the Nyström factors with every sample a landmark,
+    ``Φ = K (K^+)^{1/2}`` (:func:`~bayesmv.kernels.nystrom_from_columns`).
 
     MKC is transductive: it completes the kernels of one fixed set of samples, without labels.
     To cross-validate what comes after it, complete over all samples once, then split these
@@ -670,11 +671,7 @@ def kernel_features(Ks, rtol=1e-10):
         K = np.asarray(K, dtype=np.float64)
         if K.ndim != 2 or K.shape[0] != K.shape[1] or not np.isfinite(K).all():
             raise ValueError(f"Ks[{m}] must be a finite square kernel matrix, got shape {K.shape}")
-        evals, evecs = np.linalg.eigh(0.5 * (K + K.T))
-        keep = evals > rtol * max(evals[-1], 0.0)
-        if not keep.any():
-            raise ValueError(f"Ks[{m}] has no positive eigenvalue")
-        feats.append(evecs[:, keep] * np.sqrt(evals[keep]))
+        feats.append(np.asarray(nystrom_from_columns(K, np.arange(K.shape[0])).U))
     return MultiViewArray(feats)
 
 

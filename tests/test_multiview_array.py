@@ -28,6 +28,8 @@ def test_holds_the_views_and_their_boundaries():
     assert X.n_features_per_view == (3, 2, 4)
     assert all(A is B for A, B in zip(X.views, Xs))  # wrapped, not copied
     np.testing.assert_array_equal(np.asarray(X), np.hstack(Xs))
+    with pytest.raises(ValueError, match="without a copy"):
+        np.array(X, copy=False)
     _assert_views_equal(MultiViewArray.from_columns(np.hstack(Xs), (3, 2, 4)), Xs)
     _assert_views_equal(MultiViewArray(X), Xs)
     assert "n_features_per_view=(3, 2, 4)" in repr(X)

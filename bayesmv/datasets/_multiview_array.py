@@ -87,6 +87,8 @@ class MultiViewArray:
         return MultiViewArray([X[key] for X in self._views])
 
     def __array__(self, dtype=None, copy=None):
+        if copy is False:  # NumPy's protocol: joining the views always copies
+            raise ValueError("a MultiViewArray cannot be turned into one array without a copy")
         return np.concatenate([np.asarray(X, dtype=dtype) for X in self._views], axis=1)
 
     def __repr__(self):
