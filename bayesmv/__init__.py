@@ -43,6 +43,8 @@ _ESTIMATORS = {
     "M3LAKClassifier": "bayesmv.m3lak",
     "MVMLClassifier": "bayesmv.mvml",
     "MVMLRegressor": "bayesmv.mvml",
+    "MVMLClassifierCV": "bayesmv.mvml",
+    "MVMLRegressorCV": "bayesmv.mvml",
     "MKC": "bayesmv.mkc",
     "complete_views": "bayesmv.mkc",
     "ONORMA": "bayesmv.onorma",
@@ -50,6 +52,8 @@ _ESTIMATORS = {
     "OVKRidge": "bayesmv.onorma",
     "MVLClassifier": "bayesmv.mvl",
     "MVLRegressor": "bayesmv.mvl",
+    "MVLClassifierCV": "bayesmv.mvl",
+    "MVLRegressorCV": "bayesmv.mvl",
 }
 
 

@@ -6,16 +6,23 @@ import numbers
 import warnings
 
 import numpy as np
+from scipy.stats import rankdata
+from sklearn.base import clone, is_classifier
 from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import ParameterGrid, check_cv
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import type_of_target
 
-from .datasets import check_views
+from .datasets import check_label_vector, check_views
 
 __all__ = [
     "MultiViewMixin",
     "PersistenceMixin",
+    "SearchCVMixin",
     "SamplerWarning",
     "encode_labels",
     "one_vs_rest_targets",
+    "require_targets",
     "warn_sampler_trouble",
 ]
 
@@ -81,8 +88,9 @@ class PersistenceMixin:
 class MultiViewMixin(PersistenceMixin):
     """Fit/predict-time validation of a list of views for scikit-learn style estimators.
 
-    ``fit`` calls ``_validate_fit(Xs, y)``, which records ``n_views_`` and
-    ``n_features_per_view_``; ``predict`` calls ``_validate_predict(Xs)``, which raises
+    ``fit`` calls ``_validate_fit(Xs, y)``, which records ``n_views_``, ``n_features_per_view_``
+    and ``n_features_in_`` (their sum, the width of ``np.asarray(MultiViewArray(Xs))``);
+    ``predict`` calls ``_validate_predict(Xs)``, which raises
     ``NotFittedError`` before ``fit`` and ``ValueError`` for a different number of views or
     features than at fit time.
     """
@@ -90,12 +98,27 @@ class MultiViewMixin(PersistenceMixin):
     _allow_missing = False
     _min_views = 1
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # scikit-learn's only missing-data tag: here NaN is allowed as all-NaN rows (missing views)
+        tags.input_tags.allow_nan = self._allow_missing
+        return tags
+
     def _validate_fit(self, Xs, y=None):
-        out = check_views(Xs, y, allow_missing=self._allow_missing, min_views=self._min_views)
-        views = out[0] if y is not None else out
+        self._require_y(y)
+        out = check_views(
+            Xs, y, allow_missing=self._allow_missing, min_views=self._min_views, owner=type(self).__name__
+        )
+        self._record_views(out[0] if y is not None else out)
+        return out
+
+    def _require_y(self, y):
+        require_targets(self, y)
+
+    def _record_views(self, views):
         self.n_views_ = len(views)
         self.n_features_per_view_ = tuple(X.shape[1] for X in views)
-        return out
+        self.n_features_in_ = sum(self.n_features_per_view_)
 
     def _check_fitted(self):
         if not hasattr(self, "n_views_"):
@@ -105,7 +128,101 @@ class MultiViewMixin(PersistenceMixin):
 
     def _validate_predict(self, Xs):
         self._check_fitted()
-        return check_views(Xs, allow_missing=self._allow_missing, n_features=self.n_features_per_view_)
+        return check_views(
+            Xs,
+            allow_missing=self._allow_missing,
+            n_features=self.n_features_per_view_,
+            owner=type(self).__name__,
+        )
+
+
+class SearchCVMixin:
+    """Hyper-parameters chosen by cross-validation, as ``GridSearchCV`` chooses them: the folds of
+    ``check_cv(cv, y, classifier=...)``, the candidates in ``ParameterGrid`` order, the best mean
+    test score of the estimator's ``score`` (ties go to the first candidate), then a refit on all
+    the data (``best_estimator_``). What differs is the cost: ``_fold_scores`` scores every
+    candidate of one fold together, sharing what the candidates share.
+
+    Subclasses set ``_base`` (the estimator class), ``_grid`` (this class's grid parameters ->
+    the base's parameter names), ``_base_fixed`` (base parameters the shared computation needs)
+    and define ``_fold_scores(base, views, y, train, test, candidates, fit_params)``, which returns
+    one test score per candidate.
+
+    Attributes: ``best_params_``, ``best_score_``, ``best_index_``, ``cv_results_`` (the keys of
+    ``GridSearchCV.cv_results_`` for test scores), ``best_estimator_``, ``n_splits_``.
+    """
+
+    _base = None
+    _grid: dict = {}
+    _base_fixed: dict = {}
+
+    def _base_estimator(self):
+        params = {name: getattr(self, name) for name in self._base._get_param_names() if hasattr(self, name)}
+        return self._base(**{**params, **self._base_fixed})
+
+    def _param_grid(self):
+        grid = {}
+        for name, target in self._grid.items():
+            values = getattr(self, name)
+            values = (
+                [values] if isinstance(values, str) else list(np.atleast_1d(np.asarray(values, dtype=object)))
+            )
+            if not values:
+                raise ValueError(f"{name} must hold at least one value")
+            grid[target] = values
+        return grid
+
+    def fit(self, Xs, y, **fit_params):
+        require_targets(self, y)
+        base = self._base_estimator()
+        views = check_views(Xs, min_views=base._min_views, owner=type(self).__name__)
+        classifier = is_classifier(self)
+        y = check_label_vector(y) if classifier else np.asarray(y)
+        if classifier:
+            type_of_target(y, input_name="y", raise_unknown=True)  # the folds are stratified by y
+        if len(y) != views[0].shape[0]:
+            raise ValueError(f"y has {len(y)} entries but Xs has {views[0].shape[0]} samples")
+        cv = check_cv(self.cv, y, classifier=classifier)
+        folds = list(cv.split(views[0], encode_labels(y)[1] if classifier else y))
+        candidates = list(ParameterGrid(self._param_grid()))
+        scores = np.array(
+            [self._fold_scores(base, views, y, train, test, candidates, fit_params) for train, test in folds]
+        )
+        mean = scores.mean(axis=0)
+        self.cv_results_ = {
+            "params": candidates,
+            **{f"param_{k}": np.array([c[k] for c in candidates], dtype=object) for k in candidates[0]},
+            **{f"split{k}_test_score": scores[k] for k in range(len(folds))},
+            "mean_test_score": mean,
+            "std_test_score": scores.std(axis=0),
+            "rank_test_score": rankdata(-mean, method="min").astype(np.int32),
+        }
+        self.n_splits_ = len(folds)
+        self.best_index_ = int(np.argmin(self.cv_results_["rank_test_score"]))
+        self.best_params_ = candidates[self.best_index_]
+        self.best_score_ = float(mean[self.best_index_])
+        self.best_estimator_ = clone(base).set_params(**self.best_params_).fit(Xs, y, **fit_params)
+        for name in ("n_views_", "n_features_per_view_", "n_features_in_", "classes_", "n_iter_"):
+            if hasattr(self.best_estimator_, name):
+                setattr(self, name, getattr(self.best_estimator_, name))
+        return self
+
+    def predict(self, Xs):
+        """``best_estimator_.predict``."""
+        self._check_fitted()
+        return self.best_estimator_.predict(Xs)
+
+    @available_if(lambda self: hasattr(self._base, "decision_function"))
+    def decision_function(self, Xs):
+        """``best_estimator_.decision_function``."""
+        self._check_fitted()
+        return self.best_estimator_.decision_function(Xs)
+
+
+def require_targets(estimator, y):
+    """scikit-learn's message for a supervised estimator fitted without targets."""
+    if y is None and estimator.__sklearn_tags__().target_tags.required:
+        raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target y is None")
 
 
 def encode_labels(y):
@@ -119,11 +236,16 @@ def encode_labels(y):
     if y.shape[0] == 0:
         raise ValueError("y is empty; need labels for at least 2 samples")
     if y.dtype.kind == "c":
-        raise TypeError(f"y has complex dtype {y.dtype}; class labels must be real numbers or strings")
+        raise ValueError(
+            f"y has complex dtype {y.dtype}: Complex data not supported; labels must be real or strings"
+        )
     if y.dtype.kind == "f" and not np.isfinite(y).all():
         raise ValueError("y contains NaN or inf")
     if y.dtype.kind == "f" and not np.all(y == np.round(y)):
-        raise ValueError("y has non-integer float values; a classifier needs class labels (use a regressor?)")
+        raise ValueError(
+            "Unknown label type: continuous. y has non-integer float values; a classifier needs class labels "
+            "(use a regressor?)"
+        )
     if y.dtype.kind == "O":
         if any(v is None or (isinstance(v, float) and not np.isfinite(v)) for v in y.tolist()):
             raise ValueError("y contains None or NaN labels")
@@ -139,7 +261,9 @@ def encode_labels(y):
         ) from exc
     codes = np.asarray(codes).reshape(-1)
     if len(classes) < 2:
-        raise ValueError(f"y has a single class ({classes[0]!r}); classification needs at least 2 classes")
+        raise ValueError(
+            f"y has a single class ({classes[0]!r}): 1 class, but classification needs at least 2 classes"
+        )
     return classes, codes
 
 

@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.scipy.linalg import cho_solve, solve_triangular
-from scipy.special import expit
+from scipy.special import expit, logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from .base import MultiViewMixin, encode_labels, one_vs_rest_targets, warn_sampler_trouble
@@ -135,7 +135,9 @@ def _draw_decisions(key, Ws, Vs, tau, beta, omega, Xs, observed, patterns, patte
         P = P + patterns[:, i, None, None] * A
         b = b + observed[i][:, None] * B
     L = jnp.linalg.cholesky(P)  # (n_pat, m, m)
-    z = jax.random.normal(key, (n, m), dtype=beta.dtype)
+    # one standard normal per draw, shared by every test point (common random numbers): a point's
+    # draws depend on that point alone, not on the other rows or their order
+    z = jnp.broadcast_to(jax.random.normal(key, (m,), dtype=beta.dtype), (n, m))
 
     def draw_under(Lp):  # h* for every test point under one pattern's precision Lp Lpᵀ
         mean = cho_solve((Lp, True), b.T)
@@ -161,7 +163,8 @@ def sample_predictive_decisions(draws, Xs, key, chunk_size=None):
 
     ``draws``: dict of flattened posterior draws (``"W_0"``…, ``"V_0"``…, ``"tau"``, ``"beta"``,
     ``"omega"``, each with leading axis S); ``Xs``: standardised views with NaN rows for missing
-    views. Draw s uses the key ``fold_in(key, s)``, so the result does not depend on the chunking.
+    views. Draw s uses the key ``fold_in(key, s)`` and one standard normal for every test point,
+    so a point's draws depend neither on the chunking nor on the other points or their order.
     Memory is bounded by processing the draws in chunks (padded to one compiled shape).
     """
     n_views = len(Xs)
@@ -782,10 +785,21 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             )
 
     def decision_function(self, Xs):
-        """Posterior predictive mean of ``βᵀφ̃(h*)``: ``(n,)`` for two classes (positive means
-        ``classes_[1]``), else ``(n, n_classes)``."""
-        f = self.predictive_decisions(Xs).mean(axis=1)
-        return f[0] if len(self.classes_) == 2 else f.T
+        """Posterior predictive log-odds ``log P(y* = c | x*) / P(y* ≠ c | x*)`` of each
+        one-vs-rest problem: ``(n,)`` for two classes (positive means ``classes_[1]``), else
+        ``(n, n_classes)``. Its sign (its arg-max) gives :meth:`predict`; it orders the points as
+        :meth:`predict_proba` does. ``likelihood="logistic"``: from the mean of ``σ(f)`` over the
+        draws, computed in log space (finite for any ``f``). ``"hinge"``: from the share of draws
+        with ``f > 0``, counting half a draw on each side (finite when every draw agrees). The
+        posterior mean of ``f = βᵀφ̃(h*)`` itself is ``predictive_decisions(Xs).mean(axis=1)``.
+        """
+        f = self.predictive_decisions(Xs)  # (n_problems, S, n)
+        if self.likelihood == "logistic":
+            log_odds = logsumexp(-np.logaddexp(0.0, -f), axis=1) - logsumexp(-np.logaddexp(0.0, f), axis=1)
+        else:
+            votes = (f > 0).sum(axis=1)
+            log_odds = np.log(votes + 0.5) - np.log(f.shape[1] - votes + 0.5)
+        return log_odds[0] if len(self.classes_) == 2 else log_odds.T
 
     def predict_proba(self, Xs):
         """``P(y* = c | x*)``, averaged over the posterior predictive draws of ``f = βᵀφ̃(h*)``.
@@ -805,9 +819,10 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         return np.where(total > 0, p / np.where(total > 0, total, 1.0), uniform)
 
     def predict(self, Xs):
-        """Most probable class under :meth:`predict_proba` (ties go to ``classes_[0]``)."""
-        proba = self.predict_proba(Xs)
-        return self.classes_[np.argmax(proba, axis=1)]
+        """Most probable class under :meth:`predict_proba`, read from :meth:`decision_function`
+        (ties go to ``classes_[0]``)."""
+        scores = self.decision_function(Xs)
+        return self.classes_[(scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)]
 
     # ---------------------------------------------------------------- diagnostics
     def learned_kernel(self, t, direction=None, interval=0.9, ovr_index=0):

@@ -281,13 +281,17 @@ def _mkc_solve(method, theta0, S0, Kz, W, P, rowmask, lam1, lam2, tol, max_iter,
 # preprocessing / initialisation (numpy, then handed to the jitted solver)
 # --------------------------------------------------------------------------------------------
 def _check_inputs(Ks, observed):
-    if isinstance(Ks, np.ndarray) and Ks.ndim == 3:
-        Ks = list(Ks)
+    if hasattr(Ks, "tocsr"):  # scipy.sparse
+        raise TypeError("sparse input is not supported; pass dense kernel matrices")
+    if isinstance(Ks, np.ndarray) and Ks.ndim in (2, 3):
+        Ks = list(Ks) if Ks.ndim == 3 else [Ks]  # one 2-D array is one view's kernel
     if not isinstance(Ks, (list, tuple)) or len(Ks) == 0:
         raise ValueError("Ks must be a non-empty list of (n, n) kernel matrices, one per view")
     mats = []
     for m, K in enumerate(Ks):
         K = np.asarray(K)
+        if K.dtype.kind == "c":
+            raise ValueError(f"Ks[{m}] has complex dtype {K.dtype}: Complex data not supported")
         if K.dtype.kind not in "biuf":
             raise TypeError(f"Ks[{m}] has dtype {K.dtype}; kernels must be real numeric")
         K = K.astype(np.float64)
@@ -493,6 +497,12 @@ class MKC(PersistenceMixin, BaseEstimator):
         self.seed = seed
         self.n_basis = n_basis
         self.ridge = ridge
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = True  # kernel matrices in, kernel matrices out
+        tags.input_tags.allow_nan = True  # a missing sample is a NaN row and column
+        return tags
 
     def _check_params(self):
         if self.method not in METHODS:

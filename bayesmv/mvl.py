@@ -57,10 +57,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.linalg as sla
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, RegressorMixin, clone
 
-from .base import MultiViewMixin, encode_labels
-from .datasets import check_positive, check_views
+from .base import MultiViewMixin, SearchCVMixin, encode_labels
+from .datasets import check_label_vector, check_positive, check_targets, check_views
 from .diagnostics import FitTrace
 from .kernels import (
     DiagonalMultiViewKernel,
@@ -303,19 +303,24 @@ def mvl_ls_solve(Ks, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None, R=None, P
     return A.reshape(m, N, d)
 
 
-def mvl_ls_path(Ks, Y, c, gamma_As, gamma_B=0.0, gamma_W=0.0, Ls=None, Ps=None):
+def mvl_ls_path(Ks, Y, c, gamma_As, gamma_B=0.0, gamma_W=0.0, Ls=None, Ps=None, method="eigh"):
     """MVL-LS coefficients (Theorem 10, ``R = I``) for several ``gamma_A`` at fixed ``c``,
     ``gamma_B``, ``gamma_W`` (a regularisation path, e.g. for validation grids).
 
     The push-through system ``(P H P + l gamma_A I) z = P Y_C`` of ``mvl_ls_solve`` changes with
-    ``gamma_A`` only by the shift, so one ``eigh`` of the symmetric ``P H P = V diag(w) V^T``
-    serves every value: ``z = V diag(1 / (w + l gamma_A)) V^T P Y_C`` and
-    ``a = (Y_C - H P z) / (l gamma_A)``. Returns a list of ``(m, N, d)`` arrays, one per
-    ``gamma_A``, equal to ``mvl_ls_solve`` at each value.
+    ``gamma_A`` only by the shift. ``method="eigh"``: one ``eigh`` of the symmetric
+    ``P H P = V diag(w) V^T`` serves every value, ``z = V diag(1 / (w + l gamma_A)) V^T P Y_C``.
+    ``"cholesky"``: ``P H P`` is formed once and factorised per value, the arithmetic of
+    ``mvl_ls_solve`` (bit-for-bit the same coefficients). Then ``a = (Y_C - H P z) / (l gamma_A)``.
+    Returns a list of ``(m, N, d)`` arrays, one per ``gamma_A``, equal to ``mvl_ls_solve`` at each value.
     """
+    if method not in ("eigh", "cholesky"):
+        raise ValueError(f"method must be 'eigh' or 'cholesky', got {method!r}")
     gamma_As = [check_positive("gamma_A", float(g)) for g in np.atleast_1d(gamma_As)]
     m, N, ell, d, Ps, H, Yc = _ls_problem(Ks, Y, c, gamma_B, gamma_W, Ls, Ps)
     PHP = _block_apply(Ps, H)
+    if method == "cholesky":
+        return [_push_through_solve(Ps, H, ell * gA, Yc, PHP=PHP.copy()).reshape(m, N, d) for gA in gamma_As]
     w, V = np.linalg.eigh(0.5 * (PHP + PHP.T))
     w = np.clip(w, 0.0, None)  # P H P is PSD; round-off negatives would only perturb the shift
     VtPY = V.T @ _pblock(Ps, Yc)
@@ -831,6 +836,7 @@ def _default_kernel(name, params, X):
 
 class _MVLBase(MultiViewMixin, BaseEstimator):
     _min_views = 1
+    _path_method = "eigh"
 
     # ---- validation --------------------------------------------------------------------
     def _check_params(self):
@@ -872,16 +878,14 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
                     raise ValueError(f"Xs[{v}] (precomputed Gram) is not symmetric")
             if n_labeled_y > N:
                 raise ValueError(f"y has {n_labeled_y} entries but the Gram matrices have only {N} rows")
-            self.n_views_ = len(Ks)
-            self.n_features_per_view_ = tuple([N] * len(Ks))
+            self._record_views(Ks)
             self.kernels_ = None
             self.X_fit_ = None
             return Ks, None
-        views = check_views(Xs, min_views=self._min_views)
+        views = check_views(Xs, min_views=self._min_views, owner=type(self).__name__)
         if views[0].shape[0] != n_labeled_y:
             raise ValueError(f"y has {n_labeled_y} entries but Xs has {views[0].shape[0]} samples")
-        self.n_views_ = len(views)
-        self.n_features_per_view_ = tuple(X.shape[1] for X in views)
+        self._record_views(views)
         if Xs_unlabeled is not None:
             unl = check_views(Xs_unlabeled, n_features=self.n_features_per_view_, name="Xs_unlabeled")
             views = [np.vstack([X, U]) for X, U in zip(views, unl)]
@@ -979,15 +983,7 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
             self.n_iter_ = k
             self.fit_time_ = time.perf_counter() - t0
             return self
-        Ks = [
-            np.asarray(K, dtype=float)
-            for K in (
-                data if gkernel is None else [_blocked_gram(k, X, None) for k, X in zip(self.kernels_, data)]
-            )
-        ]
-        for v, K in enumerate(Ks):
-            if not np.all(np.isfinite(K)):
-                raise ValueError(f"the Gram matrix of view {v} contains NaN/inf")
+        Ks = self._train_grams(data, gkernel)
         Ls = None
         if self.gamma_W:
             Ls = view_laplacians(Ks, self.graph, self.n_neighbors, self.laplacian, self.laplacian_power)
@@ -1067,6 +1063,48 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
         self.fit_time_ = time.perf_counter() - t0
         return self
 
+    def _train_grams(self, data, gkernel):
+        """Training Gram matrices: ``data`` itself for ``kernel="precomputed"``, else ``kernels_``."""
+        Ks = [
+            np.asarray(K, dtype=float)
+            for K in (
+                data if gkernel is None else [_blocked_gram(k, X, None) for k, X in zip(self.kernels_, data)]
+            )
+        ]
+        for v, K in enumerate(Ks):
+            if not np.all(np.isfinite(K)):
+                raise ValueError(f"the Gram matrix of view {v} contains NaN/inf")
+        return Ks
+
+    def _ls_path(self, Xs, y, Xs_unlabeled, gamma_As, shared):
+        """This estimator fitted at each of ``gamma_As`` in turn (a generator): MVL-LS at the fixed
+        combination ``c`` from one eigendecomposition (:func:`mvl_ls_path`), the same coefficients
+        as ``fit`` with ``loss="squared"``. ``shared`` (a dict, filled by the first call) keeps the
+        kernels, Gram matrices and their square roots for further calls on the same training data
+        that change only ``graph``, ``n_neighbors`` or ``gamma_W``."""
+        self._check_params()
+        Y, _ = self._targets(y)
+        if not shared:
+            data, gkernel = self._views_and_kernels(Xs, Y.shape[0], Xs_unlabeled)
+            if gkernel is None:
+                raise ValueError("the cross-validated path needs kernels, not kernel='precomputed'")
+            Ks = self._train_grams(data, gkernel)
+            fitted = ("n_views_", "n_features_per_view_", "n_features_in_", "kernels_", "X_fit_")
+            shared.update(Ks=Ks, Ps=[psd_sqrt(K) for K in Ks], fitted={a: getattr(self, a) for a in fitted})
+        self.__dict__.update(shared["fitted"])
+        Ks, Ps = shared["Ks"], shared["Ps"]
+        Ls = None
+        if self.gamma_W:
+            Ls = view_laplacians(Ks, self.graph, self.n_neighbors, self.laplacian, self.laplacian_power)
+        c = self._combination(self.n_views_)
+        self.n_labeled_, self.n_unlabeled_ = Y.shape[0], Ks[0].shape[0] - Y.shape[0]
+        path = mvl_ls_path(Ks, Y, c, gamma_As, self.gamma_B, self.gamma_W, Ls, Ps, method=self._path_method)
+        for gamma_A, A in zip(gamma_As, path):
+            if not np.all(np.isfinite(A)):
+                raise FloatingPointError("MVL produced non-finite coefficients; increase gamma_A")
+            self.gamma_A, self.dual_coef_, self.c_ = gamma_A, A, c
+            yield self
+
     # ---- prediction ----------------------------------------------------------------------
     def _test_views(self, Xs):
         self._check_fitted()
@@ -1103,7 +1141,7 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
         return np.einsum("v,nvd->nd", self.c_, self.per_view_output(Xs))
 
 
-class MVLRegressor(RegressorMixin, _MVLBase):
+class MVLRegressor(RegressorMixin, MultiOutputMixin, _MVLBase):
     """MVL-LS / MVL-LS-optC regression (Algorithm 1, Theorem 10; §6 for ``optimize_c``).
 
     Parameters
@@ -1173,16 +1211,17 @@ class MVLRegressor(RegressorMixin, _MVLBase):
     def fit(self, Xs, y, Xs_unlabeled=None):
         """Fit on labelled views ``Xs`` with targets ``y`` ``(l,)`` or ``(l, d)``; ``Xs_unlabeled``
         (same views) enter only the manifold terms."""
-        Y = np.asarray(y)
-        if Y.dtype.kind not in "biuf" or Y.ndim not in (1, 2):
-            raise ValueError("y must be numeric targets of shape (n_samples,) or (n_samples, n_outputs)")
+        Y, _ = self._targets(y)
+        return self._fit_core(Xs, Y, Xs_unlabeled, "squared")
+
+    def _targets(self, y):
+        """``Y`` ``(l, d)`` (and no class codes); records ``y_1d_``."""
+        self._require_y(y)
+        Y = check_targets(y)
         self.y_1d_ = Y.ndim == 1
         if Y.shape[0] == 0:
             raise ValueError("y is empty (0 samples); need targets for at least 1 sample")
-        Y = Y.astype(float).reshape(Y.shape[0], -1)
-        if not np.all(np.isfinite(Y)):
-            raise ValueError("y must be a finite (n_samples,) or (n_samples, n_outputs) array")
-        return self._fit_core(Xs, Y, Xs_unlabeled, "squared")
+        return Y.reshape(Y.shape[0], -1), None
 
     def predict(self, Xs, return_views=False):
         """``C f(x)`` (eq. 52); with ``return_views`` also the per-view outputs ``(n, m[, d])``."""
@@ -1253,17 +1292,18 @@ class MVLClassifier(ClassifierMixin, _MVLBase):
             raise ValueError(f"loss={self.loss!r}; use 'squared', 'hinge' or 'simplex_hinge'")
         check_positive("qp_tol", self.qp_tol)
         check_positive("qp_max_iter", self.qp_max_iter, integer=True)
-        y = np.asarray(y)
-        if y.ndim != 1:
-            y = np.squeeze(y)
-            if y.ndim != 1:
-                raise ValueError(f"y must be 1-D (n_samples,), got shape {np.asarray(y).shape}")
+        Y, codes = self._targets(y)
+        return self._fit_core(Xs, Y, Xs_unlabeled, self.loss, codes=codes, n_classes=Y.shape[1])
+
+    def _targets(self, y):
+        """±1 one-vs-rest targets ``(l, n_classes)`` and the class codes; records ``classes_``."""
+        self._require_y(y)
+        y = check_label_vector(y)
         if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
             raise ValueError("y contains NaN or inf")
         self.classes_, codes = encode_labels(y)
         P = len(self.classes_)
-        Y = np.where(codes[:, None] == np.arange(P)[None, :], 1.0, -1.0)
-        return self._fit_core(Xs, Y, Xs_unlabeled, self.loss, codes=codes, n_classes=P)
+        return np.where(codes[:, None] == np.arange(P)[None, :], 1.0, -1.0), codes
 
     def _scores(self, out):
         if self.loss == "simplex_hinge":
@@ -1289,3 +1329,84 @@ class MVLClassifier(ClassifierMixin, _MVLBase):
         s = self.decision_function(Xs)
         idx = (s > 0).astype(int) if s.ndim == 1 else np.argmax(s, axis=1)
         return self.classes_[idx]
+
+
+class _MVLPathSearch(SearchCVMixin):
+    """Cross-validated ``(gamma_A, gamma_W, graph)`` of MVL-LS: per fold one kernel evaluation,
+    one set of square roots ``P_v = (K^v)^{1/2}`` and, per ``(graph, gamma_W)``, one
+    eigendecomposition for the whole ``gamma_A`` grid (:func:`mvl_ls_path`). With
+    ``gamma_W = 0`` the graph does not enter the problem, so those candidates share their scores.
+    ``fit(Xs, y, Xs_unlabeled=None)``: the unlabelled views join the training data of every fold
+    (as a fit parameter of ``GridSearchCV`` would)."""
+
+    _grid = {"gamma_As": "gamma_A", "gamma_Ws": "gamma_W", "graphs": "graph"}
+    _base_fixed = {"solver": "dense", "optimize_c": False}
+
+    def _fold_scores(self, base, views, y, train, test, candidates, fit_params):
+        Xtr, Xte = [V[train] for V in views], [V[test] for V in views]
+        families = {}
+        for i, cand in enumerate(candidates):
+            manifold = {k: v for k, v in cand.items() if k != "gamma_A" and (k != "graph" or cand["gamma_W"])}
+            families.setdefault(tuple(sorted(manifold.items())), []).append(i)
+        scores, shared = np.empty(len(candidates)), {}
+        for manifold, idx in families.items():
+            est = clone(base).set_params(**dict(manifold))
+            gamma_As = [candidates[i]["gamma_A"] for i in idx]
+            for i, fitted in zip(
+                idx, est._ls_path(Xtr, y[train], fit_params.get("Xs_unlabeled"), gamma_As, shared)
+            ):
+                scores[i] = fitted.score(Xte, y[test])
+        return scores
+
+
+_MVL_CV_DOC = """
+
+    Parameters as ``{base}`` (``loss="squared"``, fixed ``c``, dense solver), plus
+    ``gamma_As``, ``gamma_Ws``, ``graphs``: the grid; ``cv``: folds as in ``GridSearchCV``
+    (an int gives ``{folds}``). The same choice as ``GridSearchCV({base}(solver="dense"),
+    {{"gamma_A": gamma_As, "gamma_W": gamma_Ws, "graph": graphs}}, cv=cv)`` (tested); the speed
+    ratio on mfeat is printed by ``benchmarks/search_cv.py``.
+    """
+
+
+class MVLRegressorCV(RegressorMixin, MultiOutputMixin, _MVLPathSearch, MultiViewMixin, BaseEstimator):
+    __doc__ = "MVL-LS regression with ``(gamma_A, gamma_W, graph)`` chosen by cross-validation." + (
+        _MVL_CV_DOC.format(base="MVLRegressor", folds="KFold")
+    )
+    _base = MVLRegressor
+
+    def __init__(
+        self,
+        kernel="rbf",
+        kernel_params=None,
+        gamma_As=(1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2),
+        gamma_B=1e-6,
+        gamma_Ws=(0.0, 1e-6, 1e-4),
+        graphs=("kernel", "knn"),
+        c=None,
+        n_neighbors=10,
+        laplacian="unnormalized",
+        laplacian_power=1,
+        cv=5,
+    ):
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.gamma_As = gamma_As
+        self.gamma_B = gamma_B
+        self.gamma_Ws = gamma_Ws
+        self.graphs = graphs
+        self.c = c
+        self.n_neighbors = n_neighbors
+        self.laplacian = laplacian
+        self.laplacian_power = laplacian_power
+        self.cv = cv
+
+
+class MVLClassifierCV(ClassifierMixin, _MVLPathSearch, MultiViewMixin, BaseEstimator):
+    __doc__ = "MVL-LS classification with ``(gamma_A, gamma_W, graph)`` chosen by cross-validation." + (
+        _MVL_CV_DOC.format(base="MVLClassifier", folds="StratifiedKFold")
+    )
+    _base = MVLClassifier
+    _base_fixed = {**_MVLPathSearch._base_fixed, "loss": "squared"}
+
+    __init__ = MVLRegressorCV.__init__

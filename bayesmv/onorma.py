@@ -27,11 +27,19 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.linalg as sla
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 from sklearn.exceptions import NotFittedError
 
-from .base import PersistenceMixin, encode_labels, one_vs_rest_targets
-from .datasets import SEED_DEPRECATED, MultiViewArray, check_positive, check_random_seed, check_views
+from .base import PersistenceMixin, encode_labels, one_vs_rest_targets, require_targets
+from .datasets import (
+    SEED_DEPRECATED,
+    MultiViewArray,
+    check_positive,
+    check_random_seed,
+    check_targets,
+    check_views,
+    is_view_list,
+)
 from .diagnostics import FitTrace
 from .kernels import DiagonalMultiViewKernel, Kernel, SeparableKernel, SumOfSeparableKernels
 
@@ -80,17 +88,14 @@ def kernel_terms(kernel):
     )
 
 
-def _prepare_inputs(X, multiview, n_features=None, name="X"):
+def _prepare_inputs(X, multiview, n_features=None, name="X", owner="the estimator"):
     """Validated float64 inputs as one 2-D array (views concatenated) plus per-view column ranges."""
     if multiview:
-        views = check_views(X, n_features=n_features, name=name)
+        views = check_views(X, n_features=n_features, name=name, owner=owner)
     else:
-        if isinstance(X, MultiViewArray) or (
-            isinstance(X, (list, tuple)) and len(X) > 0 and np.ndim(X[0]) == 2
-        ):
+        if isinstance(X, MultiViewArray) or is_view_list(X):
             raise ValueError(f"{name} is a list of views but the kernel is single-view; pass one 2-D array")
-        nf = None if n_features is None else n_features
-        views = check_views([X], n_features=nf, name=name)
+        views = check_views(X, n_features=n_features, name=name, owner=owner)
     sizes = [V.shape[1] for V in views]
     edges = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
     ranges = tuple((int(edges[v]), int(edges[v + 1])) for v in range(len(views)))
@@ -278,25 +283,23 @@ def _next_pow2(n):
 
 
 def _check_targets(Y, n, name="Y"):
-    Y = np.asarray(Y)
-    if Y.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must be numeric for loss='squared', got dtype {Y.dtype}")
-    Y = Y.astype(float)
+    Y = check_targets(Y, name)
     if Y.ndim == 1:
         Y = Y[:, None]
-    if Y.ndim != 2:
-        raise ValueError(f"{name} must be (n_samples,) or (n_samples, n_outputs), got shape {Y.shape}")
     if Y.shape[0] != n:
         raise ValueError(f"{name} has {Y.shape[0]} rows but X has {n} samples")
-    if not np.isfinite(Y).all():
-        raise ValueError(f"{name} contains NaN or inf")
     return Y
 
 
-class _OnlineOVK(PersistenceMixin, BaseEstimator):
+class _OnlineOVK(PersistenceMixin, MultiOutputMixin, BaseEstimator):
     """Shared machinery of ONORMA and MONORMA (one or several kernels sharing the coefficients)."""
 
     _adapt = False
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True  # a regressor or a classifier, as ``loss`` says
+        return tags
 
     # -- parameters -----------------------------------------------------------------------------
     def _kernel_list(self, d):
@@ -410,16 +413,19 @@ class _OnlineOVK(PersistenceMixin, BaseEstimator):
 
     def partial_fit(self, X, y, classes=None):
         """Consume one stream chunk (state carries over between calls)."""
+        require_targets(self, y)
         first = not hasattr(self, "n_steps_")
         if first:
             self._check_params()
         mv = self._multiview if not first else self._input_multiview()
-        Xa, sizes, ranges = _prepare_inputs(X, mv, None if first else self.n_features_per_view_)
+        fitted = None if first else self.n_features_per_view_
+        Xa, sizes, ranges = _prepare_inputs(X, mv, fitted, owner=type(self).__name__)
         n = Xa.shape[0]
         Y = self._encode_targets(y, n, first, classes)
         if first:
             self._y_1d = self.loss == "squared" and np.ndim(y) == 1
             self.n_features_per_view_ = sizes
+            self.n_features_in_ = sum(sizes)
             self._ranges = ranges
             self._init_state(Xa, Y)
         etas = self._etas(self.n_steps_, n)
@@ -493,6 +499,7 @@ class _OnlineOVK(PersistenceMixin, BaseEstimator):
 
     def fit(self, X, y, classes=None):
         """Learn from the whole stream ``(X, y)`` in order (shuffled first if ``shuffle``)."""
+        require_targets(self, y)
         for attr in ("n_steps_", "classes_"):
             if hasattr(self, attr):
                 delattr(self, attr)
@@ -500,13 +507,9 @@ class _OnlineOVK(PersistenceMixin, BaseEstimator):
         if isinstance(X, MultiViewArray):
             X = X.views
         if self.shuffle:
-            n = len(X[0]) if isinstance(X, (list, tuple)) and np.ndim(X[0]) == 2 else len(X)
-            perm = np.random.default_rng(self.random_seed_).permutation(n)
-            X = (
-                [np.asarray(V)[perm] for V in X]
-                if isinstance(X, (list, tuple)) and np.ndim(X[0]) == 2
-                else np.asarray(X)[perm]
-            )
+            views = check_views(X, name="X")  # one 2-D array is one view
+            perm = np.random.default_rng(self.random_seed_).permutation(len(views[0]))
+            X = [V[perm] for V in views] if is_view_list(X) else views[0][perm]
             y = np.asarray(y)[perm]
         return self.partial_fit(X, y, classes)
 
@@ -569,7 +572,7 @@ class _OnlineOVK(PersistenceMixin, BaseEstimator):
     def decision_function(self, X):
         """``f_T(x)`` for the rows of ``X`` (``(n, d)``), ``f_T`` the function after the last step."""
         self._check_fitted()
-        Xa, _, _ = _prepare_inputs(X, self._multiview, self.n_features_per_view_)
+        Xa, _, _ = _prepare_inputs(X, self._multiview, self.n_features_per_view_, owner=type(self).__name__)
         # the whole buffer (empty slots hold zero coefficients): its power-of-two size keeps compiles rare
         return _predict_rows(
             jnp.asarray(self.X_buffer_),
@@ -808,7 +811,7 @@ def ovk_ridge_solve(Ks, TW, Y, lams, solver="auto", dense_max=4000):
     return np.stack(out), "cg"
 
 
-class OVKRidge(PersistenceMixin, BaseEstimator):
+class OVKRidge(RegressorMixin, MultiOutputMixin, PersistenceMixin, BaseEstimator):
     """Batch regularised least squares with an operator-valued kernel (the paper's batch baseline).
 
     Minimises ``(1/n) Σ_i ½||f(x_i) - y_i||² + (λ/2)||f||²_H`` (the ``R_reg`` of §3), whose solution
@@ -853,13 +856,16 @@ class OVKRidge(PersistenceMixin, BaseEstimator):
             raise ValueError(
                 f"solver must be 'auto', 'eigen', 'cholesky', 'dense' or 'cg', got {self.solver!r}"
             )
+        require_targets(self, Y)
         self.random_seed_ = check_random_seed(self.random_state, self.seed, type(self).__name__)
-        d_guess = np.asarray(Y).shape[1] if np.ndim(Y) == 2 else 1
+        Y = np.asarray(Y)
+        d_guess = Y.shape[1] if Y.ndim == 2 else 1
         terms, mv = self._terms(d_guess)
         Xa, sizes, ranges = _prepare_inputs(X, mv)
         Yc = _check_targets(Y, Xa.shape[0])
         self._y_1d = np.ndim(Y) == 1
         self.n_features_per_view_ = sizes
+        self.n_features_in_ = sum(sizes)
         self._multiview = mv
         self._terms_ = terms
         self._ranges = ranges
@@ -896,7 +902,7 @@ class OVKRidge(PersistenceMixin, BaseEstimator):
     def predict(self, X):
         if not hasattr(self, "dual_coef_"):
             raise NotFittedError("This OVKRidge instance is not fitted yet; call 'fit' first.")
-        Xa, _, _ = _prepare_inputs(X, self._multiview, self.n_features_per_view_)
+        Xa, _, _ = _prepare_inputs(X, self._multiview, self.n_features_per_view_, owner=type(self).__name__)
         F = _predict_rows(
             jnp.asarray(self.X_fit_),
             jnp.asarray(self.dual_coef_),
@@ -906,9 +912,3 @@ class OVKRidge(PersistenceMixin, BaseEstimator):
             self._static_,
         )
         return F[:, 0] if self._y_1d else F
-
-    def score(self, X, Y):
-        from sklearn.metrics import r2_score
-
-        pred = self.predict(X)
-        return r2_score(np.asarray(Y, dtype=float).reshape(pred.shape), pred)

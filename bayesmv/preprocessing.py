@@ -5,7 +5,7 @@ from __future__ import annotations
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 
 from .base import MultiViewMixin
-from .datasets import MultiViewArray
+from .datasets import MultiViewArray, is_view_list
 
 __all__ = ["ViewTransformer"]
 
@@ -15,10 +15,10 @@ class ViewTransformer(TransformerMixin, MultiViewMixin, BaseEstimator):
 
     ``make_pipeline(ViewTransformer(StandardScaler()), MVMLClassifier())`` scales each view with
     its own scaler fitted on the training views. ``transformer``: one transformer, cloned for
-    every view, or a list with one per view. Takes a list of views or a
-    :class:`~bayesmv.MultiViewArray` and returns the same kind. Missing views (all-NaN rows) are
-    passed to the transformers, which decide: scikit-learn's scalers ignore NaN in ``fit`` and
-    keep it in ``transform``.
+    every view, or a list with one per view. Takes a list of views, a
+    :class:`~bayesmv.MultiViewArray` or one 2-D array (a single view) and returns the same kind.
+    Missing views (all-NaN rows) are passed to the transformers, which decide: scikit-learn's
+    scalers ignore NaN in ``fit`` and keep it in ``transform``.
 
     Attributes: ``transformers_`` (the fitted clones, one per view), ``n_views_``,
     ``n_features_per_view_``.
@@ -43,4 +43,6 @@ class ViewTransformer(TransformerMixin, MultiViewMixin, BaseEstimator):
     def transform(self, Xs):
         views = self._validate_predict(Xs)
         out = [t.transform(X) for t, X in zip(self.transformers_, views)]
-        return MultiViewArray(out) if isinstance(Xs, MultiViewArray) else out
+        if isinstance(Xs, MultiViewArray):
+            return MultiViewArray(out)
+        return out if is_view_list(Xs) else out[0]

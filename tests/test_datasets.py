@@ -33,7 +33,10 @@ def _views():
 @pytest.mark.parametrize(
     "make, kwargs, exc, match",
     [
-        (lambda v: v[0], {}, ValueError, "list of 2-D arrays"),
+        (lambda v: np.stack([v[0], v[0]]), {}, ValueError, "list of 2-D arrays"),
+        (lambda v: v[0][:, 0], {}, ValueError, "Reshape your data"),
+        (lambda v: v[0].astype(complex), {}, ValueError, "Complex data not supported"),
+        (lambda v: v[0].reshape(6, 3, 1)[:, :, 0] * np.nan, {}, ValueError, r"^X contains NaN"),
         (lambda v: [], {}, ValueError, "at least 1"),
         (lambda v: [v[0], v[1][:5]], {}, ValueError, r"same number of samples, got \[6, 5\]"),
         (lambda v: [v[0], v[1][:, 0]], {}, ValueError, r"Xs\[1\] must be 2-D"),
@@ -64,7 +67,7 @@ def _views():
             lambda v: v,
             {"n_features": (3, 4)},
             ValueError,
-            r"Xs\[1\] has 2 features but the estimator was fitted with 4",
+            r"Xs\[1\] has 2 features, but the estimator is expecting 4 features as input",
         ),
         (lambda v: v, {"n_features": (3,)}, ValueError, "fitted with 1"),
         (lambda v: v, {"min_views": 3}, ValueError, "at least 3"),

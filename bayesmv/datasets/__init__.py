@@ -13,7 +13,16 @@ from ._generators import (
 from ._mfeat import MFEAT_VIEWS, load_mfeat
 from ._multiview_array import MultiViewArray
 from ._split import MultiViewStandardScaler, drop_views, standardize_views, train_test_split_views
-from ._validation import SEED_DEPRECATED, check_positive, check_random_seed, check_views, observed_mask
+from ._validation import (
+    SEED_DEPRECATED,
+    check_label_vector,
+    check_positive,
+    check_random_seed,
+    check_targets,
+    check_views,
+    is_view_list,
+    observed_mask,
+)
 
 __all__ = [
     "MFEAT_VIEWS",
@@ -22,9 +31,12 @@ __all__ = [
     "MultiViewArray",
     "SEED_DEPRECATED",
     "MultiViewStandardScaler",
+    "check_label_vector",
     "check_positive",
     "check_random_seed",
+    "check_targets",
     "check_views",
+    "is_view_list",
     "drop_views",
     "load_mfeat",
     "make_latent_views",

@@ -6,10 +6,20 @@ import numbers
 import warnings
 
 import numpy as np
+from sklearn.utils.validation import column_or_1d
 
 from ._multiview_array import MultiViewArray
 
-__all__ = ["SEED_DEPRECATED", "check_positive", "check_random_seed", "check_views", "observed_mask"]
+__all__ = [
+    "SEED_DEPRECATED",
+    "check_label_vector",
+    "check_positive",
+    "check_random_seed",
+    "check_targets",
+    "check_views",
+    "is_view_list",
+    "observed_mask",
+]
 
 
 def _as_numeric(arr, what):
@@ -17,11 +27,39 @@ def _as_numeric(arr, what):
         out = np.asarray(arr)
     except Exception as exc:  # ragged nested lists and the like
         raise ValueError(f"{what} could not be converted to an array: {exc}") from exc
-    if out.dtype.kind in "OUSV" or out.dtype.kind == "M":
-        raise TypeError(f"{what} has dtype {out.dtype}; it must be numeric (convert strings/objects first)")
+    if out.dtype.kind == "O":
+        try:
+            out = out.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"{what} has dtype object with non-numeric entries ({exc}); it must be numeric"
+            ) from exc
+    if out.dtype.kind in "USV" or out.dtype.kind in "mM":
+        raise TypeError(f"{what} has dtype {out.dtype}; it must be numeric (convert strings first)")
     if out.dtype.kind == "c":
-        raise TypeError(f"{what} has complex dtype {out.dtype}; it must be real")
+        raise ValueError(f"{what} has complex dtype {out.dtype}: Complex data not supported; it must be real")
     return out
+
+
+def is_view_list(Xs):
+    """Whether ``Xs`` is a list (or tuple) of views, each 2-D, rather than one view's rows."""
+    return isinstance(Xs, (list, tuple)) and len(Xs) > 0 and np.ndim(Xs[0]) == 2
+
+
+def _is_single_view(Xs):
+    """One view given as one table: a 2-D array (NumPy, pandas) or a list of rows."""
+    if hasattr(Xs, "tocsr"):  # scipy.sparse
+        raise TypeError("sparse input is not supported; bayesmv's kernels need dense views (use X.toarray())")
+    if isinstance(Xs, (list, tuple)):
+        return len(Xs) > 0 and all(_ndim(row) <= 1 for row in Xs)
+    return True
+
+
+def _ndim(obj):
+    try:
+        return np.ndim(obj)
+    except ValueError:  # a ragged nested sequence: at least two levels deep
+        return 2
 
 
 def check_views(
@@ -32,13 +70,15 @@ def check_views(
     min_views=1,
     dtype=np.float64,
     name="Xs",
+    owner="the estimator",
 ):
     """Validate a multi-view data set and return it as a list of float arrays (and ``y``).
 
     Parameters
     ----------
-    Xs : list of array-like, each ``(n_samples, n_features_v)``, or a ``MultiViewArray``
-        The views. A sample missing from a view is an all-NaN row of that view (only with
+    Xs : list of array-like, each ``(n_samples, n_features_v)``, a ``MultiViewArray``, or one 2-D array
+        The views; one 2-D array (or a list of rows, as scikit-learn passes it) is a single view.
+        A sample missing from a view is an all-NaN row of that view (only with
         ``allow_missing=True``).
     y : array-like of shape ``(n_samples,)``, optional
         Labels or targets; must be finite when numeric.
@@ -49,56 +89,75 @@ def check_views(
         Expected feature count of each view (pass the fitted estimator's counts at predict time).
     min_views : int
         Minimum number of views the caller needs.
+    owner : str
+        Who checks, for the messages (the estimator's class name).
 
     Returns
     -------
     Xs : list of ``np.ndarray`` of ``dtype``; and ``y`` as ``np.ndarray`` if given.
     """
+    single = not isinstance(Xs, MultiViewArray) and _is_single_view(Xs)
     if isinstance(Xs, MultiViewArray):
         Xs = Xs.views
-    if isinstance(Xs, np.ndarray) or not isinstance(Xs, (list, tuple)):
-        raise ValueError(
-            f"{name} must be a list of 2-D arrays, one per view (n_samples, n_features_v); "
-            f"got {type(Xs).__name__}. Wrap a single view as [X]; for scikit-learn's model selection "
-            "use bayesmv.MultiViewArray(Xs)."
-        )
+    elif single:
+        try:
+            ndim = np.asarray(Xs).ndim
+        except Exception:  # ragged rows: _as_numeric names the problem
+            ndim = 2
+        if ndim not in (1, 2):
+            raise ValueError(
+                f"{name} must be a list of 2-D arrays, one per view (n_samples, n_features_v), or one 2-D "
+                f"array (a single view); got {type(Xs).__name__} with ndim={ndim}. For scikit-learn's "
+                "model selection use bayesmv.MultiViewArray(Xs)."
+            )
+        X = _as_numeric(Xs, "X" if name == "Xs" else name)
+        if X.ndim == 1:
+            raise ValueError(
+                f"Expected a 2-D array (n_samples, n_features) as the single view, got a 1-D array of shape "
+                f"{X.shape}. Reshape your data with X.reshape(-1, 1) for one feature or X.reshape(1, -1) "
+                "for one sample, or pass a list of 2-D views."
+            )
+        Xs = [X]
     if len(Xs) < min_views:
         raise ValueError(f"{name} has {len(Xs)} view(s); this method needs at least {min_views}")
     if n_features is not None and len(Xs) != len(n_features):
         raise ValueError(f"{name} has {len(Xs)} views but the estimator was fitted with {len(n_features)}")
     views = []
     for v, X in enumerate(Xs):
-        X = _as_numeric(X, f"{name}[{v}]")
+        what = ("X" if name == "Xs" else name) if single else f"{name}[{v}]"
+        X = _as_numeric(X, what)
         if X.ndim != 2:
             raise ValueError(
-                f"{name}[{v}] must be 2-D (n_samples, n_features), got ndim={X.ndim} with shape {X.shape}"
+                f"{what} must be 2-D (n_samples, n_features), got ndim={X.ndim} with shape {X.shape}"
             )
         if X.shape[0] == 0:
-            raise ValueError(f"{name}[{v}] has 0 samples; need at least 1")
+            raise ValueError(f"{what} has 0 samples; need at least 1")
         if X.shape[1] == 0:
-            raise ValueError(f"{name}[{v}] is an empty view (0 features)")
+            raise ValueError(
+                f"{what} is an empty view: 0 feature(s) (shape={X.shape}) while a minimum of 1 is required."
+            )
         if n_features is not None and X.shape[1] != n_features[v]:
             raise ValueError(
-                f"{name}[{v}] has {X.shape[1]} features but the estimator was fitted with {n_features[v]}"
+                f"{what} has {X.shape[1]} features, but {owner} is expecting {n_features[v]} features as input"
             )
         X = X.astype(dtype, copy=False)
         if np.isinf(X).any():
-            raise ValueError(f"{name}[{v}] contains inf; views must be finite (NaN rows mark missing views)")
+            raise ValueError(f"{what} contains inf; views must be finite (NaN rows mark missing views)")
         nan = np.isnan(X)
         if nan.any():
             if not allow_missing:
                 raise ValueError(
-                    f"{name}[{v}] contains NaN; this estimator does not support missing views "
+                    f"{what} contains NaN; this estimator does not support missing views "
                     "(impute them, e.g. with bayesmv.MKC, or drop the samples)"
                 )
             partial = nan.any(axis=1) & ~nan.all(axis=1)
             if partial.any():
                 raise ValueError(
-                    f"{name}[{v}] has partially-NaN rows (first: sample {int(np.argmax(partial))}); "
+                    f"{what} has partially-NaN rows (first: sample {int(np.argmax(partial))}); "
                     "a missing view must be an all-NaN row"
                 )
             if nan.all():
-                raise ValueError(f"{name}[{v}] is missing for every sample")
+                raise ValueError(f"{what} is missing for every sample")
         views.append(X)
     n = {X.shape[0] for X in views}
     if len(n) != 1:
@@ -112,11 +171,8 @@ def check_views(
             raise ValueError(f"sample {first} of {name} is missing from every view")
     if y is None:
         return views
-    y = _as_numeric(y, "y") if not _is_label_array(y) else np.asarray(y)
-    if y.ndim != 1:
-        y = np.squeeze(y) if y.ndim == 2 and 1 in y.shape else y
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D (n_samples,), got shape {y.shape}")
+    y = np.asarray(y) if _is_label_array(y) else _as_numeric(y, "y")
+    y = check_label_vector(y)
     if y.shape[0] != n:
         raise ValueError(f"y has {y.shape[0]} entries but {name} has {n} samples")
     if y.dtype.kind in "fc" and not np.isfinite(y).all():
@@ -125,9 +181,37 @@ def check_views(
 
 
 def _is_label_array(y):
-    """String labels are fine for classifiers' ``y`` (but not object arrays of mixed junk)."""
-    arr = np.asarray(y)
-    return arr.dtype.kind in "US"
+    """Strings and objects are class labels, checked by the classifier (``encode_labels``)."""
+    return np.asarray(y).dtype.kind in "USO"
+
+
+def check_label_vector(y):
+    """``y`` as a 1-D array: a column vector is raveled with scikit-learn's
+    ``DataConversionWarning``, any other shape is an error naming ``y``."""
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        return column_or_1d(y, warn=True)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D (n_samples,), got shape {y.shape}")
+    return y
+
+
+def check_targets(Y, name="y"):
+    """Regression targets as a float array ``(n,)`` or ``(n, n_outputs)``: a numeric dtype (not
+    object), real, finite."""
+    Y = np.asarray(Y)
+    if Y.dtype.kind == "c":
+        raise ValueError(
+            f"{name} has complex dtype {Y.dtype}: Complex data not supported; targets must be real"
+        )
+    if Y.dtype.kind not in "biuf":
+        raise ValueError(f"Unknown label type: {name} must be numeric targets, got dtype {Y.dtype}")
+    if Y.ndim not in (1, 2):
+        raise ValueError(f"{name} must be (n_samples,) or (n_samples, n_outputs), got shape {Y.shape}")
+    Y = Y.astype(np.float64)
+    if not np.isfinite(Y).all():
+        raise ValueError(f"{name} contains NaN or inf")
+    return Y
 
 
 def observed_mask(Xs):

@@ -21,7 +21,9 @@ __all__ = [
 def _pairwise_distances_offdiag(X, max_samples, seed):
     X = np.asarray(X)
     if X.ndim != 2 or X.shape[0] < 2:
-        raise ValueError(f"X must be a 2-D array with at least 2 samples, got shape {X.shape}")
+        raise ValueError(
+            f"X must be a 2-D array with at least 2 samples, got shape {X.shape} (n_samples={len(X)})"
+        )
     if X.dtype.kind not in "biuf":
         raise TypeError(f"X has dtype {X.dtype}; it must be a real numeric array")
     if not np.isfinite(X).all():
