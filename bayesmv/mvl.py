@@ -57,7 +57,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.linalg as sla
-from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, RegressorMixin, clone
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    MultiOutputMixin,
+    RegressorMixin,
+    clone,
+    is_classifier,
+)
+from sklearn.metrics import accuracy_score, r2_score
 
 from .base import MultiViewMixin, SearchCVMixin, encode_labels
 from .datasets import check_label_vector, check_positive, check_targets, check_views
@@ -836,7 +844,6 @@ def _default_kernel(name, params, X):
 
 class _MVLBase(MultiViewMixin, BaseEstimator):
     _min_views = 1
-    _path_method = "eigh"
 
     # ---- validation --------------------------------------------------------------------
     def _check_params(self):
@@ -1098,8 +1105,7 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
             Ls = view_laplacians(Ks, self.graph, self.n_neighbors, self.laplacian, self.laplacian_power)
         c = self._combination(self.n_views_)
         self.n_labeled_, self.n_unlabeled_ = Y.shape[0], Ks[0].shape[0] - Y.shape[0]
-        path = mvl_ls_path(Ks, Y, c, gamma_As, self.gamma_B, self.gamma_W, Ls, Ps, method=self._path_method)
-        for gamma_A, A in zip(gamma_As, path):
+        for gamma_A, A in zip(gamma_As, mvl_ls_path(Ks, Y, c, gamma_As, self.gamma_B, self.gamma_W, Ls, Ps)):
             if not np.all(np.isfinite(A)):
                 raise FloatingPointError("MVL produced non-finite coefficients; increase gamma_A")
             self.gamma_A, self.dual_coef_, self.c_ = gamma_A, A, c
@@ -1226,10 +1232,12 @@ class MVLRegressor(RegressorMixin, MultiOutputMixin, _MVLBase):
     def predict(self, Xs, return_views=False):
         """``C f(x)`` (eq. 52); with ``return_views`` also the per-view outputs ``(n, m[, d])``."""
         V = self.per_view_output(Xs)
+        out = self._predict_from_views(V)
+        return (out, V[..., 0] if self.y_1d_ else V) if return_views else out
+
+    def _predict_from_views(self, V):
         out = np.einsum("v,nvd->nd", self.c_, V)
-        if self.y_1d_:
-            out, V = out[:, 0], V[..., 0]
-        return (out, V) if return_views else out
+        return out[:, 0] if self.y_1d_ else out
 
 
 class MVLClassifier(ClassifierMixin, _MVLBase):
@@ -1326,15 +1334,18 @@ class MVLClassifier(ClassifierMixin, _MVLBase):
         return self._scores(self.per_view_output(Xs))
 
     def predict(self, Xs):
-        s = self.decision_function(Xs)
-        idx = (s > 0).astype(int) if s.ndim == 1 else np.argmax(s, axis=1)
-        return self.classes_[idx]
+        return self._predict_from_views(self.per_view_output(Xs))
+
+    def _predict_from_views(self, V):
+        s = self._scores(np.einsum("v,nvd->nd", self.c_, V))
+        return self.classes_[(s > 0).astype(int) if s.ndim == 1 else np.argmax(s, axis=1)]
 
 
 class _MVLPathSearch(SearchCVMixin):
     """Cross-validated ``(gamma_A, gamma_W, graph)`` of MVL-LS: per fold one kernel evaluation,
-    one set of square roots ``P_v = (K^v)^{1/2}`` and, per ``(graph, gamma_W)``, one
-    eigendecomposition for the whole ``gamma_A`` grid (:func:`mvl_ls_path`). With
+    one set of square roots ``P_v = (K^v)^{1/2}``, one test-vs-train kernel per view and, per
+    ``(graph, gamma_W)``, one eigendecomposition for the whole ``gamma_A`` grid
+    (:func:`mvl_ls_path`). With
     ``gamma_W = 0`` the graph does not enter the problem, so those candidates share their scores.
     ``fit(Xs, y, Xs_unlabeled=None)``: the unlabelled views join the training data of every fold
     (as a fit parameter of ``GridSearchCV`` would)."""
@@ -1349,13 +1360,19 @@ class _MVLPathSearch(SearchCVMixin):
             manifold = {k: v for k, v in cand.items() if k != "gamma_A" and (k != "graph" or cand["gamma_W"])}
             families.setdefault(tuple(sorted(manifold.items())), []).append(i)
         scores, shared = np.empty(len(candidates)), {}
+        metric = accuracy_score if is_classifier(base) else r2_score  # the estimators' ``score``
         for manifold, idx in families.items():
             est = clone(base).set_params(**dict(manifold))
             gamma_As = [candidates[i]["gamma_A"] for i in idx]
-            for i, fitted in zip(
-                idx, est._ls_path(Xtr, y[train], fit_params.get("Xs_unlabeled"), gamma_As, shared)
-            ):
-                scores[i] = fitted.score(Xte, y[test])
+            path = est._ls_path(Xtr, y[train], fit_params.get("Xs_unlabeled"), gamma_As, shared)
+            for i, fitted in zip(idx, path):
+                if "test_grams" not in shared:  # k^v(x_test, X_train), once per fold
+                    tests = fitted._validate_predict(Xte)
+                    shared["test_grams"] = [
+                        _blocked_gram(k, X, T) for k, X, T in zip(fitted.kernels_, tests, fitted.X_fit_)
+                    ]
+                V = np.stack([K @ A for K, A in zip(shared["test_grams"], fitted.dual_coef_)], axis=1)
+                scores[i] = metric(y[test], fitted._predict_from_views(V))
         return scores
 
 

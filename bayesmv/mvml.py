@@ -46,9 +46,12 @@ objective never increases.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import scipy.linalg as sla
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone, is_classifier
+from sklearn.metrics import accuracy_score, r2_score
 
 from .base import MultiViewMixin, SearchCVMixin, encode_labels, one_vs_rest_targets
 from .datasets import SEED_DEPRECATED, check_positive, check_random_seed, check_targets
@@ -412,6 +415,12 @@ class _Solver:
             self.aux0 = _mv_gram(U, self.w0, self.A0)
         self._pen_metric = metric if metric in ("learn", "sparse") else "fixed"
 
+    def with_penalties(self, lmbda, eta, mu0):
+        """This solver (same features and starting point) with other ``λ``, ``η``, ``μ0``."""
+        other = copy.copy(self)
+        other.lmbda, other.eta, other.mu0 = float(lmbda), float(eta), float(mu0)
+        return other
+
     def _check(self, J):
         J = float(J)
         if not np.isfinite(J):
@@ -709,12 +718,11 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
     def _fit_targets(self, Xs, Y):
         """Run Algorithm 1 for each column of ``Y`` (``n x n_outputs``); one-vs-rest is per column."""
         mu0, kernels, params = self._check_params(len(Xs))
-        return self._solve_targets(self._train_features(Xs, kernels, params), Y, mu0)
+        return self._solve_targets(self._solver(self._train_features(Xs, kernels, params), mu0), Y)
 
-    def _solve_targets(self, U, Y, mu0):
-        """Algorithm 1 on the training features ``U`` (``V x n x q``) for each column of ``Y``."""
-        V = U.shape[0]
-        solver = _Solver(
+    def _solver(self, U, mu0):
+        """Algorithm 1 on the training features ``U`` (``V x n x q``) with this estimator's settings."""
+        return _Solver(
             U,
             self.metric,
             not self.nystrom_,
@@ -725,6 +733,10 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
             self.max_iter,
             self.tol,
         )
+
+    def _solve_targets(self, solver, Y):
+        """Run ``solver`` on each column of ``Y``; record the fitted attributes."""
+        V = solver.V
         results = [solver.fit(Y[:, j]) for j in range(Y.shape[1])]
         self.solver_form_ = solver.form
         single = len(results) == 1
@@ -763,8 +775,9 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
         return self
 
     def _decision(self, Xs):
-        Xs = self._validate_predict(Xs)
-        Ut = self._test_features(Xs)
+        return self._decision_from_features(self._test_features(self._validate_predict(Xs)))
+
+    def _decision_from_features(self, Ut):
         V, _, q = Ut.shape
         G = np.asarray(self.g_).reshape(-1, V, q) * np.asarray(self.weights_).reshape(-1, V)[:, :, None]
         return sum(Ut[v] @ G[:, v, :].T for v in range(V))  # Σ_v w_v U_test_v g_v per output
@@ -831,10 +844,12 @@ class MVMLClassifier(ClassifierMixin, _MVMLBase):
         return out[:, 0] if len(self.classes_) == 2 else out
 
     def predict(self, Xs):
-        s = self.decision_function(Xs)
+        return self._predict_from_decision(self._decision(Xs))
+
+    def _predict_from_decision(self, F):
         if len(self.classes_) == 2:
-            return self.classes_[(s > 0).astype(int)]
-        return self.classes_[np.argmax(s, axis=1)]
+            return self.classes_[(F[:, 0] > 0).astype(int)]
+        return self.classes_[np.argmax(F, axis=1)]
 
 
 class MVMLRegressor(RegressorMixin, _MVMLBase):
@@ -849,13 +864,18 @@ class MVMLRegressor(RegressorMixin, _MVMLBase):
         return check_targets(y)[:, None]
 
     def predict(self, Xs):
-        return self._decision(Xs)[:, 0]
+        return self._predict_from_decision(self._decision(Xs))
+
+    @staticmethod
+    def _predict_from_decision(F):
+        return F[:, 0]
 
 
 class _MVMLSearch(SearchCVMixin):
-    """Cross-validated ``(lmbda, eta)`` of MVML: per fold the kernel (or block-Nyström) features
-    are computed once and shared by every candidate, each of which runs Algorithm 1 from the start
-    ``fit`` uses (the numbers of ``GridSearchCV``'s fits)."""
+    """Cross-validated ``(lmbda, eta)`` of MVML: per fold the training and test features (kernel
+    or block-Nyström) and Algorithm 1's starting point are computed once and shared by every
+    candidate, each of which runs Algorithm 1 as ``fit`` does (the numbers of ``GridSearchCV``'s
+    fits)."""
 
     _grid = {"lmbdas": "lmbda", "etas": "eta"}
 
@@ -863,12 +883,15 @@ class _MVMLSearch(SearchCVMixin):
         est = clone(base)
         Xtr, ytr = est._validate_fit([V[train] for V in views], y[train])
         Y = est._targets(ytr)
-        _, kernels, params = est._check_params(len(Xtr))
-        U = est._train_features(Xtr, kernels, params)
-        Xte, scores = [V[test] for V in views], np.empty(len(candidates))
+        mu0, kernels, params = est._check_params(len(Xtr))
+        solver = est._solver(est._train_features(Xtr, kernels, params), mu0)
+        Ut = est._test_features(est._validate_predict([V[test] for V in views]))
+        metric = accuracy_score if is_classifier(base) else r2_score  # the estimators' ``score``
+        scores = np.empty(len(candidates))
         for i, candidate in enumerate(candidates):
             mu0, _, _ = est.set_params(**candidate)._check_params(len(Xtr))
-            scores[i] = est._solve_targets(U, Y, mu0).score(Xte, y[test])
+            est._solve_targets(solver.with_penalties(est.lmbda, est.eta, mu0), Y)
+            scores[i] = metric(y[test], est._predict_from_decision(est._decision_from_features(Ut)))
         return scores
 
 
