@@ -243,3 +243,20 @@ def test_make_multitask_outputs_are_linear_in_phi():
     W = np.linalg.lstsq(phi, Y, rcond=None)[0]
     np.testing.assert_allclose(W.var(axis=1), [0.5, 0.25, 0.1, 0.05, 0.15, 0.1, 0.15], rtol=0.1)
     np.testing.assert_allclose(W.mean(axis=1), 0, atol=0.05)
+
+
+def test_is_view_list_tells_views_from_rows():
+    v = _views()
+    assert D.is_view_list(v) and D.is_view_list(tuple(v))
+    assert not D.is_view_list(v[0]) and not D.is_view_list(v[0].tolist()) and not D.is_view_list([])
+    assert D.is_view_list([[[1.0, 2.0], [3.0]], v[1]])  # a ragged first view is still a view, not a row
+
+
+def test_check_label_vector_ravels_a_column_with_a_warning():
+    from sklearn.exceptions import DataConversionWarning
+
+    with pytest.warns(DataConversionWarning, match="column-vector y"):
+        y = D.check_label_vector(np.arange(4)[:, None])
+    np.testing.assert_array_equal(y, np.arange(4))
+    with pytest.raises(ValueError, match=r"y must be 1-D \(n_samples,\), got shape \(4, 2\)"):
+        D.check_label_vector(np.zeros((4, 2)))

@@ -43,7 +43,7 @@ def _as_numeric(arr, what):
 
 def is_view_list(Xs):
     """Whether ``Xs`` is a list (or tuple) of views, each 2-D, rather than one view's rows."""
-    return isinstance(Xs, (list, tuple)) and len(Xs) > 0 and np.ndim(Xs[0]) == 2
+    return isinstance(Xs, (list, tuple)) and len(Xs) > 0 and _ndim(Xs[0]) == 2
 
 
 def _is_single_view(Xs):
