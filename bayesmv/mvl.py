@@ -1350,7 +1350,7 @@ class _MVLPathSearch(SearchCVMixin):
     ``fit(Xs, y, Xs_unlabeled=None)``: the unlabelled views join the training data of every fold
     (as a fit parameter of ``GridSearchCV`` would)."""
 
-    _grid = {"gamma_As": "gamma_A", "gamma_Ws": "gamma_W", "graphs": "graph"}
+    _grid = {"gamma_As": "gamma_A", "gamma_Bs": "gamma_B", "gamma_Ws": "gamma_W", "graphs": "graph"}
     _base_fixed = {"solver": "dense", "optimize_c": False}
 
     def _fold_scores(self, base, views, y, train, test, candidates, fit_params):
@@ -1379,10 +1379,11 @@ class _MVLPathSearch(SearchCVMixin):
 _MVL_CV_DOC = """
 
     Parameters as ``{base}`` (``loss="squared"``, fixed ``c``, dense solver), plus
-    ``gamma_As``, ``gamma_Ws``, ``graphs``: the grid; ``cv``: folds as in ``GridSearchCV``
+    ``gamma_As``, ``gamma_Bs``, ``gamma_Ws``, ``graphs``: the grid (``gamma_Bs`` holds the
+    base's default 1e-6 alone unless given); ``cv``: folds as in ``GridSearchCV``
     (an int gives ``{folds}``). The same choice as ``GridSearchCV({base}(solver="dense"),
-    {{"gamma_A": gamma_As, "gamma_W": gamma_Ws, "graph": graphs}}, cv=cv)`` (tested); the speed
-    ratio on mfeat is printed by ``benchmarks/search_cv.py``.
+    {{"gamma_A": gamma_As, "gamma_B": gamma_Bs, "gamma_W": gamma_Ws, "graph": graphs}}, cv=cv)``
+    (tested); the speed ratio on mfeat is printed by ``benchmarks/search_cv.py``.
     """
 
 
@@ -1397,7 +1398,7 @@ class MVLRegressorCV(RegressorMixin, MultiOutputMixin, _MVLPathSearch, MultiView
         kernel="rbf",
         kernel_params=None,
         gamma_As=(1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2),
-        gamma_B=1e-6,
+        gamma_Bs=(1e-6,),
         gamma_Ws=(0.0, 1e-6, 1e-4),
         graphs=("kernel", "knn"),
         c=None,
@@ -1409,7 +1410,7 @@ class MVLRegressorCV(RegressorMixin, MultiOutputMixin, _MVLPathSearch, MultiView
         self.kernel = kernel
         self.kernel_params = kernel_params
         self.gamma_As = gamma_As
-        self.gamma_B = gamma_B
+        self.gamma_Bs = gamma_Bs
         self.gamma_Ws = gamma_Ws
         self.graphs = graphs
         self.c = c

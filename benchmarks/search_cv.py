@@ -81,7 +81,12 @@ def main():
         lab += list(idx[: args.per_class])
         unl += list(idx[args.per_class : args.per_class + 5])
     cv_est = MVLClassifierCV(cv=folds)
-    grid = {"gamma_A": list(cv_est.gamma_As), "gamma_W": list(cv_est.gamma_Ws), "graph": list(cv_est.graphs)}
+    grid = {
+        "gamma_A": list(cv_est.gamma_As),
+        "gamma_B": list(cv_est.gamma_Bs),
+        "gamma_W": list(cv_est.gamma_Ws),
+        "graph": list(cv_est.graphs),
+    }
     _compare(
         f"MVL, 6 views, {len(lab)} lab + {len(unl)} unl",
         cv_est,
