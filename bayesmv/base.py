@@ -21,6 +21,7 @@ __all__ = [
     "SearchCVMixin",
     "SamplerWarning",
     "encode_labels",
+    "labels_from_scores",
     "one_vs_rest_targets",
     "require_targets",
     "warn_sampler_trouble",
@@ -105,15 +106,12 @@ class MultiViewMixin(PersistenceMixin):
         return tags
 
     def _validate_fit(self, Xs, y=None):
-        self._require_y(y)
+        require_targets(self, y)
         out = check_views(
             Xs, y, allow_missing=self._allow_missing, min_views=self._min_views, owner=type(self).__name__
         )
         self._record_views(out[0] if y is not None else out)
         return out
-
-    def _require_y(self, y):
-        require_targets(self, y)
 
     def _record_views(self, views):
         self.n_views_ = len(views)
@@ -265,6 +263,13 @@ def encode_labels(y):
             f"y has a single class ({classes[0]!r}): 1 class, but classification needs at least 2 classes"
         )
     return classes, codes
+
+
+def labels_from_scores(classes, scores):
+    """Class labels from decision scores: ``(n,)`` scores pick ``classes[1]`` where positive,
+    ``(n, n_classes)`` scores their arg-max (ties go to the first class)."""
+    scores = np.asarray(scores)
+    return classes[(scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)]
 
 
 def one_vs_rest_targets(codes, n_classes):

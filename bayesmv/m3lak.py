@@ -31,7 +31,7 @@ from jax.scipy.linalg import cho_solve, solve_triangular
 from scipy.special import expit, logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from .base import MultiViewMixin, encode_labels, one_vs_rest_targets, warn_sampler_trouble
+from .base import MultiViewMixin, encode_labels, labels_from_scores, one_vs_rest_targets, warn_sampler_trouble
 from .datasets import (
     SEED_DEPRECATED,
     MultiViewStandardScaler,
@@ -821,8 +821,8 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     def predict(self, Xs):
         """Most probable class under :meth:`predict_proba`, read from :meth:`decision_function`
         (ties go to ``classes_[0]``)."""
-        scores = self.decision_function(Xs)
-        return self.classes_[(scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)]
+        scores = self.decision_function(Xs)  # raises NotFittedError before fit
+        return labels_from_scores(self.classes_, scores)
 
     # ---------------------------------------------------------------- diagnostics
     def learned_kernel(self, t, direction=None, interval=0.9, ovr_index=0):

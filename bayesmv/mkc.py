@@ -47,7 +47,14 @@ from jax import lax
 from sklearn.base import BaseEstimator
 
 from .base import PersistenceMixin
-from .datasets import SEED_DEPRECATED, MultiViewArray, check_positive, check_random_seed, check_views
+from .datasets import (
+    SEED_DEPRECATED,
+    MultiViewArray,
+    check_positive,
+    check_random_seed,
+    check_views,
+    reject_sparse,
+)
 from .diagnostics import FitTrace
 from .kernels import get_kernel, nystrom_from_columns
 
@@ -281,8 +288,7 @@ def _mkc_solve(method, theta0, S0, Kz, W, P, rowmask, lam1, lam2, tol, max_iter,
 # preprocessing / initialisation (numpy, then handed to the jitted solver)
 # --------------------------------------------------------------------------------------------
 def _check_inputs(Ks, observed):
-    if hasattr(Ks, "tocsr"):  # scipy.sparse
-        raise TypeError("sparse input is not supported; pass dense kernel matrices")
+    reject_sparse(Ks, "Ks")
     if isinstance(Ks, np.ndarray) and Ks.ndim in (2, 3):
         Ks = list(Ks) if Ks.ndim == 3 else [Ks]  # one 2-D array is one view's kernel
     if not isinstance(Ks, (list, tuple)) or len(Ks) == 0:

@@ -67,7 +67,7 @@ from sklearn.base import (
 )
 from sklearn.metrics import accuracy_score, r2_score
 
-from .base import MultiViewMixin, SearchCVMixin, encode_labels
+from .base import MultiViewMixin, SearchCVMixin, encode_labels, labels_from_scores, require_targets
 from .datasets import check_label_vector, check_positive, check_targets, check_views
 from .diagnostics import FitTrace
 from .kernels import (
@@ -1222,7 +1222,7 @@ class MVLRegressor(RegressorMixin, MultiOutputMixin, _MVLBase):
 
     def _targets(self, y):
         """``Y`` ``(l, d)`` (and no class codes); records ``y_1d_``."""
-        self._require_y(y)
+        require_targets(self, y)
         Y = check_targets(y)
         self.y_1d_ = Y.ndim == 1
         if Y.shape[0] == 0:
@@ -1305,7 +1305,7 @@ class MVLClassifier(ClassifierMixin, _MVLBase):
 
     def _targets(self, y):
         """±1 one-vs-rest targets ``(l, n_classes)`` and the class codes; records ``classes_``."""
-        self._require_y(y)
+        require_targets(self, y)
         y = check_label_vector(y)
         if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
             raise ValueError("y contains NaN or inf")
@@ -1326,8 +1326,11 @@ class MVLClassifier(ClassifierMixin, _MVLBase):
         """Class scores from ``C f(x)`` ``(n, P)`` (``(n,)`` for two classes); with
         ``return_views`` also the per-view scores ``(n, m, P)``."""
         V = self.per_view_output(Xs)
-        out = self._scores(np.einsum("v,nvd->nd", self.c_, V))
+        out = self._decision_from_views(V)
         return (out, self._scores(V)) if return_views else out
+
+    def _decision_from_views(self, V):
+        return self._scores(np.einsum("v,nvd->nd", self.c_, V))
 
     def per_view_decision_function(self, Xs):
         """Per-view class scores ``(n, m, P)`` (``(n, m)`` for two classes)."""
@@ -1337,16 +1340,15 @@ class MVLClassifier(ClassifierMixin, _MVLBase):
         return self._predict_from_views(self.per_view_output(Xs))
 
     def _predict_from_views(self, V):
-        s = self._scores(np.einsum("v,nvd->nd", self.c_, V))
-        return self.classes_[(s > 0).astype(int) if s.ndim == 1 else np.argmax(s, axis=1)]
+        return labels_from_scores(self.classes_, self._decision_from_views(V))
 
 
 class _MVLPathSearch(SearchCVMixin):
-    """Cross-validated ``(gamma_A, gamma_W, graph)`` of MVL-LS: per fold one kernel evaluation,
-    one set of square roots ``P_v = (K^v)^{1/2}``, one test-vs-train kernel per view and, per
-    ``(graph, gamma_W)``, one eigendecomposition for the whole ``gamma_A`` grid
-    (:func:`mvl_ls_path`). With
-    ``gamma_W = 0`` the graph does not enter the problem, so those candidates share their scores.
+    """Cross-validated ``(gamma_A, gamma_B, gamma_W, graph)`` of MVL-LS: per fold one kernel
+    evaluation, one set of square roots ``P_v = (K^v)^{1/2}``, one test-vs-train kernel per view
+    and, per ``(gamma_B, gamma_W, graph)``, one eigendecomposition for the whole ``gamma_A`` grid
+    (:func:`mvl_ls_path`). With ``gamma_W = 0`` the graph does not enter the problem, so those
+    candidates share one path and its scores.
     ``fit(Xs, y, Xs_unlabeled=None)``: the unlabelled views join the training data of every fold
     (as a fit parameter of ``GridSearchCV`` would)."""
 
@@ -1363,16 +1365,18 @@ class _MVLPathSearch(SearchCVMixin):
         metric = accuracy_score if is_classifier(base) else r2_score  # the estimators' ``score``
         for manifold, idx in families.items():
             est = clone(base).set_params(**dict(manifold))
-            gamma_As = [candidates[i]["gamma_A"] for i in idx]
-            path = est._ls_path(Xtr, y[train], fit_params.get("Xs_unlabeled"), gamma_As, shared)
-            for i, fitted in zip(idx, path):
+            by_gamma_A = {}  # the graphs of a gamma_W = 0 family repeat each gamma_A
+            for i in idx:
+                by_gamma_A.setdefault(candidates[i]["gamma_A"], []).append(i)
+            path = est._ls_path(Xtr, y[train], fit_params.get("Xs_unlabeled"), list(by_gamma_A), shared)
+            for same, fitted in zip(by_gamma_A.values(), path):
                 if "test_grams" not in shared:  # k^v(x_test, X_train), once per fold
                     tests = fitted._validate_predict(Xte)
                     shared["test_grams"] = [
                         _blocked_gram(k, X, T) for k, X, T in zip(fitted.kernels_, tests, fitted.X_fit_)
                     ]
                 V = np.stack([K @ A for K, A in zip(shared["test_grams"], fitted.dual_coef_)], axis=1)
-                scores[i] = metric(y[test], fitted._predict_from_views(V))
+                scores[same] = metric(y[test], fitted._predict_from_views(V))
         return scores
 
 

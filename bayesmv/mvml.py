@@ -53,7 +53,7 @@ import scipy.linalg as sla
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone, is_classifier
 from sklearn.metrics import accuracy_score, r2_score
 
-from .base import MultiViewMixin, SearchCVMixin, encode_labels, one_vs_rest_targets
+from .base import MultiViewMixin, SearchCVMixin, encode_labels, labels_from_scores, one_vs_rest_targets
 from .datasets import SEED_DEPRECATED, check_positive, check_random_seed, check_targets
 from .diagnostics import FitTrace
 from .kernels import block_nystrom, get_kernel, n_landmarks
@@ -840,16 +840,16 @@ class MVMLClassifier(ClassifierMixin, _MVMLBase):
 
     def decision_function(self, Xs):
         """Scores ``Σ_v w_v U_v(x) g_v``: ``(m,)`` for two classes (> 0 means ``classes_[1]``), else ``(m, C)``."""
-        out = self._decision(Xs)
-        return out[:, 0] if len(self.classes_) == 2 else out
+        return self._class_scores(self._decision(Xs))
+
+    def _class_scores(self, F):
+        return F[:, 0] if len(self.classes_) == 2 else F
 
     def predict(self, Xs):
         return self._predict_from_decision(self._decision(Xs))
 
     def _predict_from_decision(self, F):
-        if len(self.classes_) == 2:
-            return self.classes_[(F[:, 0] > 0).astype(int)]
-        return self.classes_[np.argmax(F, axis=1)]
+        return labels_from_scores(self.classes_, self._class_scores(F))
 
 
 class MVMLRegressor(RegressorMixin, _MVMLBase):

@@ -90,12 +90,9 @@ def kernel_terms(kernel):
 
 def _prepare_inputs(X, multiview, n_features=None, name="X", owner="the estimator"):
     """Validated float64 inputs as one 2-D array (views concatenated) plus per-view column ranges."""
-    if multiview:
-        views = check_views(X, n_features=n_features, name=name, owner=owner)
-    else:
-        if isinstance(X, MultiViewArray) or is_view_list(X):
-            raise ValueError(f"{name} is a list of views but the kernel is single-view; pass one 2-D array")
-        views = check_views(X, n_features=n_features, name=name, owner=owner)
+    if not multiview and (isinstance(X, MultiViewArray) or is_view_list(X)):
+        raise ValueError(f"{name} is a list of views but the kernel is single-view; pass one 2-D array")
+    views = check_views(X, n_features=n_features, name=name, owner=owner)
     sizes = [V.shape[1] for V in views]
     edges = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
     ranges = tuple((int(edges[v]), int(edges[v + 1])) for v in range(len(views)))

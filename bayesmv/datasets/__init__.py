@@ -22,6 +22,7 @@ from ._validation import (
     check_views,
     is_view_list,
     observed_mask,
+    reject_sparse,
 )
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "mkc_toy_kernel",
     "mkc_toy_weights",
     "observed_mask",
+    "reject_sparse",
     "standardize_views",
     "train_test_split_views",
 ]

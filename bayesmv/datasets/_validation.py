@@ -19,6 +19,7 @@ __all__ = [
     "check_views",
     "is_view_list",
     "observed_mask",
+    "reject_sparse",
 ]
 
 
@@ -46,10 +47,15 @@ def is_view_list(Xs):
     return isinstance(Xs, (list, tuple)) and len(Xs) > 0 and _ndim(Xs[0]) == 2
 
 
+def reject_sparse(X, what="X"):
+    """``TypeError`` for a scipy.sparse matrix or array: every method here needs dense arrays."""
+    if hasattr(X, "tocsr"):
+        raise TypeError(f"sparse input is not supported; {what} must be dense (use .toarray())")
+
+
 def _is_single_view(Xs):
     """One view given as one table: a 2-D array (NumPy, pandas) or a list of rows."""
-    if hasattr(Xs, "tocsr"):  # scipy.sparse
-        raise TypeError("sparse input is not supported; bayesmv's kernels need dense views (use X.toarray())")
+    reject_sparse(Xs)
     if isinstance(Xs, (list, tuple)):
         return len(Xs) > 0 and all(_ndim(row) <= 1 for row in Xs)
     return True
@@ -101,16 +107,16 @@ def check_views(
         Xs = Xs.views
     elif single:
         try:
-            ndim = np.asarray(Xs).ndim
+            table = np.asarray(Xs)
         except Exception:  # ragged rows: _as_numeric names the problem
-            ndim = 2
-        if ndim not in (1, 2):
+            table = Xs
+        if getattr(table, "ndim", 2) not in (1, 2):
             raise ValueError(
                 f"{name} must be a list of 2-D arrays, one per view (n_samples, n_features_v), or one 2-D "
-                f"array (a single view); got {type(Xs).__name__} with ndim={ndim}. For scikit-learn's "
-                "model selection use bayesmv.MultiViewArray(Xs)."
+                f"array (a single view); got {type(Xs).__name__} with ndim={table.ndim}. For "
+                "scikit-learn's model selection use bayesmv.MultiViewArray(Xs)."
             )
-        X = _as_numeric(Xs, "X" if name == "Xs" else name)
+        X = _as_numeric(table, "X" if name == "Xs" else name)
         if X.ndim == 1:
             raise ValueError(
                 f"Expected a 2-D array (n_samples, n_features) as the single view, got a 1-D array of shape "
