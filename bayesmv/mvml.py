@@ -28,9 +28,12 @@ whichever of two equivalent forms is smaller — the dual ``c = (M Ã M' + λI)�
 with ``Ã = L L'`` from ``eigh`` (an ``N x N`` Cholesky, ``N = Vq``); ``M = (w' ⊗ I_n) U``. Both
 give ``Ã⁺ g = M' r / λ`` with the
 residual ``r``, so the A-step (9/16) needs no inverse at all. No explicit inverse anywhere;
-pseudo-inverses by ``eigh``. For the learned metric nothing is re-factorised per step: the dual
-form updates ``M Ã M'`` by the rank-one term of (9)/(16); the primal form keeps a growing
-factor ``Ã = L L'`` (``L ← [√(1-2μη) L, √(μλ) z]``), so each step costs one Cholesky.
+pseudo-inverses by ``eigh``. For the learned metric nothing is factorised per step: after ``k``
+A-steps (9)/(16) ``Ã = α Ã0 + Z diag(β) Z'`` (one column ``z`` per step), so ``M Ã M' + λI`` is the
+starting kernel ``α M Ã0 M' + λI`` plus a rank-``k`` term; one thin eigendecomposition of
+``M Ã0 M'`` per weight vector (``eigh`` when ``n <= N``, else the SVD of its ``n x N`` factor)
+makes every trial step a Woodbury solve of ``O(n r + n k)``, and the solver shares it across
+outputs (one-vs-rest) and across the ``(λ, η)`` candidates of ``MVMLClassifierCV``.
 
 Note (paper §3.5): on the Nyström path the Frobenius regulariser acts on ``Ã``, not on ``A``,
 so for ``metric="learn"``/``"sparse"`` a block-Nyström fit with ``p = n`` is a different (equally
@@ -47,6 +50,7 @@ objective never increases.
 from __future__ import annotations
 
 import copy
+from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg as sla
@@ -239,51 +243,93 @@ def _rank_one_update(mu, lmbda, eta, A_sq, z, g):
     return a, b, a * a * A_sq + 2.0 * a * b * (z @ g) + b * b * zz * zz
 
 
-def _trial_learn_dual(U, A, aux, z, g, A_sq, w, y, mu, lmbda, eta):
-    """The learned-metric trial in the dual form without forming ``Ã'``:
-    ``M Ã' M' = a M Ã M' + b (Mz)(Mz)'`` and ``Ã' z' = a Ã z' + b z (z·z')``.
-    Returns ``(aux', g', z', J, ||Ã'||²)``."""
-    a, b, sq = _rank_one_update(mu, lmbda, eta, A_sq, z, g)
-    m = _apply_M(U, w, z)
-    aux = a * aux + b * np.outer(m, m)
-    c = _cho_solve_shifted(aux, lmbda, y)
+class _BaseKernel(NamedTuple):
+    """Thin eigendecomposition ``M Ã0 M' = Q diag(s) Q'`` (``Q``: ``n x r``) of the starting
+    metric's multi-view kernel under the weights ``w``."""
+
+    Q: np.ndarray
+    s: np.ndarray
+    w: np.ndarray
+
+
+class _LowRankMetric(NamedTuple):
+    """``Ã = α Ã0 + Z diag(β) Z'``, the learned metric after ``k`` A-steps (eq. 9/16 add one
+    ``zz'`` each); ``T = Q'M Z`` is ``Z``'s image under the base kernel; ``sq = ||Ã||_F²``."""
+
+    alpha: float
+    beta: np.ndarray
+    Z: np.ndarray
+    T: np.ndarray
+    sq: float
+
+
+def _base_kernel(U, w, full):
+    """``M Ã0 M'`` for the block-diagonal start of the learned metric (``Σ_v w_v² U_v U_v'`` full,
+    ``Σ_v w_v² (U_v U_v')²`` Nyström): ``eigh`` of the ``n x n`` kernel when ``n <= Vq``, else the
+    thin SVD of its ``n x Vq`` factor ``[w_v U_v (U_v'U_v)^{1/2}]`` (no ``n x n`` matrix)."""
+    V, n, q = U.shape
+    if n <= V * q:
+        s, Q = sla.eigh(_blockdiag_gram(U, w, full), check_finite=False)
+        return _BaseKernel(Q, np.maximum(s, 0.0), w)
+    F = np.concatenate([wv * Uv @ _sqrt_factor(Uv.T @ Uv) for Uv, wv in zip(U, w)], axis=1)
+    Q, sigma, _ = sla.svd(F, full_matrices=False, check_finite=False)
+    return _BaseKernel(Q, sigma * sigma, w)
+
+
+def _start_metric(A0, base):
+    """``Ã = Ã0`` as a :class:`_LowRankMetric` (no A-step yet)."""
+    N = A0.shape[0]
+    r = base.Q.shape[1]
+    return _LowRankMetric(1.0, np.zeros(0), np.zeros((N, 0)), np.zeros((r, 0)), float(np.sum(A0 * A0)))
+
+
+def _reweight(U, metric, base):
+    """The metric's image ``T = Q'M Z`` under ``base``'s weights (after a w-step)."""
+    if not metric.beta.size:
+        return metric
+    return metric._replace(T=base.Q.T @ np.stack([_apply_M(U, base.w, z) for z in metric.Z.T], axis=1))
+
+
+def _kernel_solve(base, metric, y, Qy, lmbda):
+    """``c = (α M Ã0 M' + P diag(β) P' + λI)⁻¹ y`` (``= (M Ã M' + λI)⁻¹ y``) by Woodbury on the thin
+    eigendecomposition, ``O(n r + r k²)`` for ``k`` A-steps. ``P = M Z`` lies in the range of ``Q``
+    (the range of ``M``), so the complement of ``Q`` only scales ``y`` by ``1/λ``."""
+    S = metric.alpha * base.s + lmbda
+    v = Qy
+    if metric.beta.size:
+        root, T = np.sqrt(metric.beta), metric.T
+        cap = np.eye(root.size) + root[:, None] * (T.T @ (T / S[:, None])) * root[None, :]
+        u = root * sla.cho_solve(
+            sla.cho_factor(cap, lower=True, check_finite=False), root * (T.T @ (Qy / S)), check_finite=False
+        )
+        v = Qy - T @ u  # Q'(y - P u)
+    return base.Q @ (v / S - Qy / lmbda) + y / lmbda
+
+
+def _low_rank_trial(U, A0, base, metric, z, Qm, g, y, Qy, mu, lmbda, eta):
+    """One learned-metric A-step (eq. 9/16) ``Ã' = aÃ + b zz'`` (``Qm = Q'M z``) and the
+    dual g-step on ``Ã'``. Returns ``(Ã', g', z', J)``; ``J = inf`` when ``a <= 0`` (``Ã'`` leaves the PD cone)."""
+    if mu:
+        a, b, sq = _rank_one_update(mu, lmbda, eta, metric.sq, z, g)
+        if a <= 0.0:
+            return metric, g, z, np.inf
+        metric = _LowRankMetric(
+            a * metric.alpha,
+            np.append(a * metric.beta, b),
+            np.column_stack([metric.Z, z]),
+            np.column_stack([metric.T, Qm]),
+            sq,
+        )
+    c = _kernel_solve(base, metric, y, Qy, lmbda)
     r = lmbda * c
-    z_new = _apply_Mt(U, w, c)
-    g_new = a * (A @ z_new) + b * z * (z @ z_new)
-    J = r @ r + lmbda * (c @ (y - r)) + eta * sq
-    return aux, g_new, z_new, _finite_or_inf(J), sq
+    z_new = _apply_Mt(U, base.w, c)
+    g_new = metric.alpha * (A0 @ z_new) + metric.Z @ (metric.beta * (metric.Z.T @ z_new))
+    return metric, g_new, z_new, _finite_or_inf(r @ r + lmbda * (c @ (y - r)) + eta * metric.sq)
 
 
-def _factor_init(A0, capacity):
-    """``L`` (``N x capacity``, zero-padded) with ``Ã0 = L L'`` from ``eigh``."""
-    L = _sqrt_factor(A0)
-    return np.pad(L, ((0, 0), (0, capacity - L.shape[1])))
-
-
-def _factor_gram(L, G, w):
-    """``M'M = (w w') ∘ U'U`` and ``B = L' M'M L`` for the factored primal form."""
-    Gw = _weight_blocks(G, w, G.shape[0] // w.shape[0])
-    return Gw, _symmetric(L.T @ Gw @ L)
-
-
-def _trial_learn_primal(U, L, B, Gw, k, z, g, A_sq, w, y, mu, lmbda, eta):
-    """The learned-metric trial in the primal form with a growing factor: ``Ã' = aÃ + b zz' = L'L''``
-    with ``L' = [√a L, √b z]`` (``z`` written into the empty column ``k``), so ``L''M'M L'`` is ``a B``
-    bordered by ``√(ab) L'M'Mz`` and ``b z'M'Mz`` — one Cholesky per trial, no eigh. Returns
-    ``(L', B', g', z', J, ||Ã'||²)``."""
-    a, b, sq = _rank_one_update(mu, lmbda, eta, A_sq, z, g)
-    Gz = Gw @ z
-    Lt = np.sqrt(a) * L
-    Lt[:, k] = np.sqrt(b) * z
-    Bt = a * B
-    Bt[k, :] = Bt[:, k] = np.sqrt(a * b) * (L.T @ Gz)
-    Bt[k, k] = b * (z @ Gz)
-    h = _cho_solve_shifted(Bt, lmbda, Lt.T @ _apply_Mt(U, w, y))
-    g_new = Lt @ h
-    r = y - _apply_M(U, w, g_new)
-    z_new = _apply_Mt(U, w, r) / lmbda
-    J = r @ r + lmbda * (h @ h) + eta * sq
-    return Lt, Bt, g_new, z_new, _finite_or_inf(J), sq
+def _dense_metric(A0, metric):
+    """``Ã = α Ã0 + Z diag(β) Z'`` as a matrix."""
+    return _symmetric(metric.alpha * A0 + (metric.Z * metric.beta) @ metric.Z.T)
 
 
 def _as_float(*arrays):
@@ -407,9 +453,12 @@ class _Solver:
         self.form = "dual" if self.n <= self.N else "primal"
         self.A0 = initial_metric(U, metric, full)
         self.w0 = np.full(self.V, 1.0 / self.V)
-        if self.form == "primal":
+        self.full = full
+        if metric == "learn":  # Ã = αÃ0 + Z diag(β) Z': one thin eigendecomposition per weight vector
+            self.aux0 = _base_kernel(U, self.w0, full)
+        elif self.form == "primal":
             self.aux0 = _feature_gram(U)
-        elif metric in ("learn", "sparse"):  # block-diagonal start: M Ã M' = Σ_v w_v² U_v Ã_vv U_v'
+        elif metric == "sparse":  # block-diagonal start: M Ã M' = Σ_v w_v² U_v Ã_vv U_v'
             self.aux0 = _blockdiag_gram(U, self.w0, full)
         else:
             self.aux0 = _mv_gram(U, self.w0, self.A0)
@@ -432,24 +481,25 @@ class _Solver:
 
     def fit(self, y):
         y = np.asarray(y, dtype=np.float64)
-        learn = self.metric in ("learn", "sparse")
-        # learned metric: Ã is never re-factorised — dual: rank-1 updates of M Ã M' (Ã formed only after
-        # acceptance); primal: a growing factor Ã = L L' (Ã formed at the end).
-        mode = ("dual" if self.form == "dual" else "factor") if self.metric == "learn" else "generic"
+        low_rank = self.metric == "learn"
+        learn = low_rank or self.metric == "sparse"
         A, w, aux = self.A0, self.w0, self.aux0
         zero = np.zeros(self.N)
-        if mode == "dual":
-            A_sq = np.sum(A * A)
-            aux, g, z, J, A_sq = _trial_learn_dual(
-                self.U, A, aux, zero, zero, A_sq, w, y, 0.0, self.lmbda, self.eta
-            )
-        elif mode == "factor":
-            A_sq = np.sum(A * A)
-            L = _factor_init(A, self.N + self.max_iter + 1)
-            Gw, B = _factor_gram(L, aux, w)
-            k = self.N
-            L, B, g, z, J, A_sq = _trial_learn_primal(
-                self.U, L, B, Gw, k, zero, zero, A_sq, w, y, 0.0, self.lmbda, self.eta
+        if low_rank:
+            Qy = aux.Q.T @ y
+            A, g, z, J = _low_rank_trial(
+                self.U,
+                self.A0,
+                aux,
+                _start_metric(self.A0, aux),
+                zero,
+                None,
+                zero,
+                y,
+                Qy,
+                0.0,
+                self.lmbda,
+                self.eta,
             )
         else:  # a zero step of _trial is the plain g-step
             _, aux, g, z, J = _trial(
@@ -459,10 +509,11 @@ class _Solver:
         objective, steps = [J], []
         converged = not learn and not self.learn_weights
         for _ in range(0 if converged else self.max_iter):
-            if self.learn_weights:  # w-step (10)/(17); then M Ã M' (dual) or L'M'ML (factor) for the new w
+            if self.learn_weights:  # w-step (10)/(17); then the kernel for the new w
                 w = w_step(self.U, g, y)
-                if mode == "factor":
-                    Gw, B = _factor_gram(L, aux, w)
+                if low_rank:
+                    aux = _base_kernel(self.U, w, self.full)
+                    A, Qy = _reweight(self.U, A, aux), aux.Q.T @ y
                 elif self.form == "dual":
                     aux = _mv_gram(self.U, w, A)
             if not learn:  # fixed metric: alternate g- and w-steps only
@@ -472,15 +523,13 @@ class _Solver:
                 J_new = self._check(J_new)
                 steps.append(0.0)
             else:
+                if low_rank:
+                    Qm = aux.Q.T @ _apply_M(self.U, w, z)
                 mu, accepted = self.mu0, False
                 for _bt in range(self.max_backtrack):
-                    if mode == "dual":
-                        aux_t, g_t, z_t, J_t, sq_t = _trial_learn_dual(
-                            self.U, A, aux, z, g, A_sq, w, y, mu, self.lmbda, self.eta
-                        )
-                    elif mode == "factor":
-                        L_t, B_t, g_t, z_t, J_t, sq_t = _trial_learn_primal(
-                            self.U, L, B, Gw, k, z, g, A_sq, w, y, mu, self.lmbda, self.eta
+                    if low_rank:
+                        A_t, g_t, z_t, J_t = _low_rank_trial(
+                            self.U, self.A0, aux, A, z, Qm, g, y, Qy, mu, self.lmbda, self.eta
                         )
                     else:
                         A_t, aux_t, g_t, z_t, J_t = _trial(
@@ -494,13 +543,9 @@ class _Solver:
                 if not accepted:  # no step size decreases the objective: stationary point
                     converged = True
                     break
-                if mode == "dual":
-                    A, A_sq, aux = a_step(A, z, mu, self.lmbda, self.eta), sq_t, aux_t
-                elif mode == "factor":
-                    L, B, A_sq, k = L_t, B_t, sq_t, k + 1
-                else:
-                    A, aux = A_t, aux_t
-                g, z, J_new = g_t, z_t, J_t
+                if not low_rank:
+                    aux = aux_t
+                A, g, z, J_new = A_t, g_t, z_t, J_t
                 steps.append(mu)
             decrease = J - J_new
             J = J_new
@@ -508,8 +553,8 @@ class _Solver:
             if decrease <= self.tol * max(abs(J), 1e-300):
                 converged = True
                 break
-        if mode == "factor":
-            A = _symmetric(L @ L.T)
+        if low_rank:
+            A = _dense_metric(self.A0, A)
         return {
             "A": A,
             "g": g,

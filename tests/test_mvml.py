@@ -22,7 +22,12 @@ from bayesmv.kernels import block_nystrom
 from bayesmv.mvml import (
     MVMLClassifier,
     MVMLRegressor,
+    _base_kernel,
+    _dense_metric,
+    _design,
+    _low_rank_trial,
     _Solver,
+    _start_metric,
     a_step,
     g_step,
     group_norms,
@@ -77,6 +82,41 @@ def _dense_reference(Ks, y, lmbda, eta, mu0, max_iter, tol):
 
 
 # ------------------------------------------------------------------------------ pure steps
+
+
+@pytest.mark.parametrize("n, full", [(7, True), (6, False), (15, False)])
+def test_low_rank_steps_match_dense_a_and_g_steps(n, full):
+    """Three A-steps (9) in the Woodbury form (eigh when n <= Vq, thin SVD of the kernel's factor
+    when n > Vq) give the metric, z, g and objective (7) of the dense A-step and g-step (8)."""
+    rng = np.random.default_rng(n)
+    V, q = 2, (n if full else 4)
+    U = rng.normal(size=(V, n, q))
+    if full:
+        U = U @ np.swapaxes(U, 1, 2)  # U_v = K_v
+    w, y, lmbda, eta = np.array([0.7, 0.4]), rng.normal(size=n), 0.3, 0.8
+    A0 = initial_metric(U, "learn", full)
+    M = _design(U, w)
+    base = _base_kernel(U, w, full)
+    assert base.Q.shape == (n, min(n, V * q))
+    np.testing.assert_allclose((base.Q * base.s) @ base.Q.T, M @ A0 @ M.T, rtol=1e-10, atol=1e-10)
+    Qy = base.Q.T @ y
+    metric, g, z, J = _low_rank_trial(
+        U, A0, base, _start_metric(A0, base), None, None, None, y, Qy, 0.0, lmbda, eta
+    )
+    A = A0
+    for mu in (0.3, 0.2, 0.05):
+        A = a_step(A, z, mu, lmbda, eta)
+        metric, g, z, J = _low_rank_trial(U, A0, base, metric, z, base.Q.T @ M @ z, g, y, Qy, mu, lmbda, eta)
+        c = np.linalg.solve(M @ A @ M.T + lmbda * np.eye(n), y)
+        np.testing.assert_allclose(_dense_metric(A0, metric), A, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(z, M.T @ c, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(g, A @ M.T @ c, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(J, mvml_objective(U, A, g, w, y, lmbda, eta), rtol=1e-8)
+    # a step with 1 - 2μη <= 0 leaves the PD cone: rejected (J = inf), the metric unchanged
+    rejected, _, _, J_bad = _low_rank_trial(
+        U, A0, base, metric, z, base.Q.T @ M @ z, g, y, Qy, 1.0, lmbda, eta
+    )
+    assert J_bad == np.inf and rejected is metric
 
 
 @pytest.mark.parametrize("form", ["dual", "primal"])
