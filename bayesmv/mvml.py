@@ -49,7 +49,6 @@ objective never increases.
 
 from __future__ import annotations
 
-import copy
 from typing import NamedTuple
 
 import numpy as np
@@ -93,14 +92,15 @@ def _design(U, w):
 
 
 def _apply_M(U, w, g):
-    """``M g = Σ_v w_v U_v g_v``."""
+    """``M g = Σ_v w_v U_v g_v``; ``g``: ``(..., Vq)`` -> ``(..., n)``."""
     V, _, q = U.shape
-    return np.sum(U @ (g.reshape(V, q) * w[:, None])[:, :, None], axis=0)[:, 0]
+    G = g.reshape(*g.shape[:-1], V, q)
+    return sum(w[v] * (G[..., v, :] @ U[v].T) for v in range(V))
 
 
 def _apply_Mt(U, w, c):
-    """``M' c``: block ``v`` is ``w_v U_v' c``."""
-    return ((np.swapaxes(U, 1, 2) @ c) * w[:, None]).ravel()
+    """``M' c``: block ``v`` is ``w_v U_v' c``; ``c``: ``(..., n)`` -> ``(..., Vq)``."""
+    return np.concatenate([w[v] * (c @ U[v]) for v in range(U.shape[0])], axis=-1)
 
 
 def _symmetric(K):
@@ -253,14 +253,16 @@ class _BaseKernel(NamedTuple):
 
 
 class _LowRankMetric(NamedTuple):
-    """``Ã = α Ã0 + Z diag(β) Z'``, the learned metric after ``k`` A-steps (eq. 9/16 add one
-    ``zz'`` each); ``T = Q'M Z`` is ``Z``'s image under the base kernel; ``sq = ||Ã||_F²``."""
+    """``Ã = α Ã0 + Z diag(β) Z'`` for a batch of ``B`` problems, the learned metric after the
+    A-steps (eq. 9/16 add one ``zz'`` each, in slots of a fixed capacity ``K``; ``β = 0`` in unused
+    slots); ``T = Q'M Z`` is ``Z``'s image under the base kernel; ``sq = ||Ã||_F²``. Shapes
+    ``α, sq: (B,)``, ``β: (B, K)``, ``Z: (B, Vq, K)``, ``T: (B, r, K)``."""
 
-    alpha: float
+    alpha: np.ndarray
     beta: np.ndarray
     Z: np.ndarray
     T: np.ndarray
-    sq: float
+    sq: np.ndarray
 
 
 def _base_kernel(U, w, full):
@@ -276,60 +278,63 @@ def _base_kernel(U, w, full):
     return _BaseKernel(Q, sigma * sigma, w)
 
 
-def _start_metric(A0, base):
-    """``Ã = Ã0`` as a :class:`_LowRankMetric` (no A-step yet)."""
-    N = A0.shape[0]
-    r = base.Q.shape[1]
-    return _LowRankMetric(1.0, np.zeros(0), np.zeros((N, 0)), np.zeros((r, 0)), float(np.sum(A0 * A0)))
+def _kernel_solve(base, metric, Y, QY, lmbda):
+    """``c = (α M Ã0 M' + P diag(β) P' + λI)⁻¹ y`` (``= (M Ã M' + λI)⁻¹ y``, ``P = M Z``) per row
+    of ``Y`` by Woodbury on the thin eigendecomposition, ``O(n r + r K²)``. ``P`` lies in the range
+    of ``Q`` (the range of ``M``), so the complement of ``Q`` only scales ``y`` by ``1/λ``. The
+    capacitance ``I + √β T'S⁻¹T √β`` has eigenvalues ``>= 1`` (a batched LU solve is exact enough)."""
+    S = metric.alpha[:, None] * base.s + lmbda[:, None]
+    V = QY
+    if metric.beta.shape[1]:
+        root, TS = np.sqrt(metric.beta), metric.T / S[:, :, None]
+        cap = np.eye(root.shape[1]) + root[:, :, None] * (np.swapaxes(metric.T, 1, 2) @ TS) * root[:, None, :]
+        rhs = root * np.einsum("brk,br->bk", TS, QY)
+        u = root * np.linalg.solve(cap, rhs[:, :, None])[:, :, 0]
+        V = QY - np.einsum("brk,bk->br", metric.T, u)  # Q'(y - P u)
+    return (V / S - QY / lmbda[:, None]) @ base.Q.T + Y / lmbda[:, None]
 
 
-def _reweight(U, metric, base):
-    """The metric's image ``T = Q'M Z`` under ``base``'s weights (after a w-step)."""
-    if not metric.beta.size:
-        return metric
-    return metric._replace(T=base.Q.T @ np.stack([_apply_M(U, base.w, z) for z in metric.Z.T], axis=1))
+def _g_step_rows(U, A0, base, metric, Y, QY, lmbda, eta):
+    """The dual g-step (8/15) on ``Ã`` for each row: ``z = M'c = Ã⁺g``, ``g = Ã z`` and the objective
+    (7)/(13) ``||λc||² + λ c'(y - λc) + η||Ã||²``."""
+    C = _kernel_solve(base, metric, Y, QY, lmbda)
+    Z = _apply_Mt(U, base.w, C)
+    G = metric.alpha[:, None] * (Z @ A0) + np.einsum(
+        "bnk,bk->bn", metric.Z, metric.beta * np.einsum("bnk,bn->bk", metric.Z, Z)
+    )
+    R = lmbda[:, None] * C
+    J = np.sum(R * R, axis=1) + lmbda * np.sum(C * (Y - R), axis=1) + eta * metric.sq
+    return G, Z, np.where(np.isfinite(J), J, np.inf)
 
 
-def _kernel_solve(base, metric, y, Qy, lmbda):
-    """``c = (α M Ã0 M' + P diag(β) P' + λI)⁻¹ y`` (``= (M Ã M' + λI)⁻¹ y``) by Woodbury on the thin
-    eigendecomposition, ``O(n r + r k²)`` for ``k`` A-steps. ``P = M Z`` lies in the range of ``Q``
-    (the range of ``M``), so the complement of ``Q`` only scales ``y`` by ``1/λ``."""
-    S = metric.alpha * base.s + lmbda
-    v = Qy
-    if metric.beta.size:
-        root, T = np.sqrt(metric.beta), metric.T
-        cap = np.eye(root.size) + root[:, None] * (T.T @ (T / S[:, None])) * root[None, :]
-        u = root * sla.cho_solve(
-            sla.cho_factor(cap, lower=True, check_finite=False), root * (T.T @ (Qy / S)), check_finite=False
-        )
-        v = Qy - T @ u  # Q'(y - P u)
-    return base.Q @ (v / S - Qy / lmbda) + y / lmbda
+def _a_step_rows(metric, slot, z, Qz, g, mu, lmbda, eta):
+    """A-step (9/16) ``Ã' = aÃ + b zz'`` (``a = 1 - 2μη``, ``b = μλ``; ``Qz = Q'Mz``) into column
+    ``slot`` of each row; ``||Ã'||² = a²||Ã||² + 2ab z'g + b²||z||⁴`` (``g = Ãz``). Returns the
+    metric and the mask ``a > 0`` (otherwise ``Ã'`` leaves the PD cone; such rows keep ``a = 1``)."""
+    ok = 1.0 - 2.0 * mu * eta > 0.0
+    a = np.where(ok, 1.0 - 2.0 * mu * eta, 1.0)
+    b = mu * lmbda
+    zz = np.sum(z * z, axis=1)
+    rows = np.arange(a.size)
+    beta, Z, T = a[:, None] * metric.beta, metric.Z.copy(), metric.T.copy()
+    beta[rows, slot], Z[rows, :, slot], T[rows, :, slot] = b, z, Qz
+    sq = a * a * metric.sq + 2.0 * a * b * np.sum(z * g, axis=1) + b * b * zz * zz
+    return _LowRankMetric(a * metric.alpha, beta, Z, T, sq), ok
 
 
-def _low_rank_trial(U, A0, base, metric, z, Qm, g, y, Qy, mu, lmbda, eta):
-    """One learned-metric A-step (eq. 9/16) ``Ã' = aÃ + b zz'`` (``Qm = Q'M z``) and the
-    dual g-step on ``Ã'``. Returns ``(Ã', g', z', J)``; ``J = inf`` when ``a <= 0`` (``Ã'`` leaves the PD cone)."""
-    if mu:
-        a, b, sq = _rank_one_update(mu, lmbda, eta, metric.sq, z, g)
-        if a <= 0.0:
-            return metric, g, z, np.inf
-        metric = _LowRankMetric(
-            a * metric.alpha,
-            np.append(a * metric.beta, b),
-            np.column_stack([metric.Z, z]),
-            np.column_stack([metric.T, Qm]),
-            sq,
-        )
-    c = _kernel_solve(base, metric, y, Qy, lmbda)
-    r = lmbda * c
-    z_new = _apply_Mt(U, base.w, c)
-    g_new = metric.alpha * (A0 @ z_new) + metric.Z @ (metric.beta * (metric.Z.T @ z_new))
-    return metric, g_new, z_new, _finite_or_inf(r @ r + lmbda * (c @ (y - r)) + eta * metric.sq)
+def _take(metric, rows):
+    return _LowRankMetric(*(x[rows] for x in metric))
 
 
-def _dense_metric(A0, metric):
-    """``Ã = α Ã0 + Z diag(β) Z'`` as a matrix."""
-    return _symmetric(metric.alpha * A0 + (metric.Z * metric.beta) @ metric.Z.T)
+def _put(metric, rows, other):
+    for x, y in zip(metric, other):
+        x[rows] = y
+
+
+def _dense_metric(A0, metric, b):
+    """Row ``b``'s ``Ã = α Ã0 + Z diag(β) Z'`` as a matrix."""
+    Z = metric.Z[b]
+    return _symmetric(metric.alpha[b] * A0 + (Z * metric.beta[b]) @ Z.T)
 
 
 def _as_float(*arrays):
@@ -439,22 +444,94 @@ def initial_metric(U, metric, full):
 # ----------------------------------------------------------------------------------------
 
 
-class _Solver:
-    """Algorithm 1 on fixed features ``U``; caches (``U'U`` or the initial ``M Ã M'``) shared across outputs."""
+def _check_finite(J):
+    """``J``, or a named error when an objective is not finite."""
+    if not np.all(np.isfinite(J)):
+        raise FloatingPointError(
+            "the MVML g-step produced a non-finite objective (ill-conditioned kernels?); "
+            "increase lmbda or lower the nystrom level"
+        )
+    return J
 
-    def __init__(self, U, metric, full, lmbda, eta, mu0, learn_weights, max_iter, tol, max_backtrack=30):
+
+def _learned_metric_fits(U, A0, base, Y, lmbda, eta, mu0, max_iter, tol, max_backtrack, full=None):
+    """Algorithm 1 with the learned metric for the rows of ``Y`` (``B x n``; ``lmbda``, ``eta``,
+    ``mu0``: ``(B,)``), in lockstep: each round every unfinished row tries its step size ``μ``;
+    a row whose objective (7)/(13) does not increase takes the step, the others halve ``μ``
+    (``max_backtrack`` halvings without a decrease: a stationary point). ``full`` not None: the
+    w-step (10/17) before each A-step (one row; its kernel is decomposed again). Returns
+    ``(metric, G, w, objectives, step sizes, converged)``."""
+    B, N, K = Y.shape[0], A0.shape[0], max_iter
+    metric = _LowRankMetric(
+        np.ones(B),
+        np.zeros((B, K)),
+        np.zeros((B, N, K)),
+        np.zeros((B, base.Q.shape[1], K)),
+        np.full(B, np.sum(A0 * A0)),
+    )
+    QY = Y @ base.Q
+    G, Zs, J = _g_step_rows(U, A0, base, metric, Y, QY, lmbda, eta)
+    _check_finite(J)
+    objective, steps = [[j] for j in J], [[] for _ in range(B)]
+    n_steps, n_halved, mu = np.zeros(B, int), np.zeros(B, int), mu0.copy()
+    active, converged = np.full(B, K > 0), np.zeros(B, bool)
+    QMz = np.zeros_like(QY)
+
+    def start_iteration(rows):
+        nonlocal base, metric, QY
+        if full is not None:  # w-step, then the kernel and the metric's image for the new weights
+            base = _base_kernel(U, w_step(U, G[0], Y[0]), full)
+            QY = Y @ base.Q
+            MZ = _apply_M(U, base.w, np.swapaxes(metric.Z, 1, 2))
+            metric = metric._replace(T=np.swapaxes(MZ @ base.Q, 1, 2))
+        QMz[rows] = _apply_M(U, base.w, Zs[rows]) @ base.Q
+
+    if K:
+        start_iteration(np.arange(B))
+    while active.any():
+        rows = np.flatnonzero(active)
+        trial, ok = _a_step_rows(
+            _take(metric, rows), n_steps[rows], Zs[rows], QMz[rows], G[rows], mu[rows], lmbda[rows], eta[rows]
+        )
+        G_t, Z_t, J_t = _g_step_rows(U, A0, base, trial, Y[rows], QY[rows], lmbda[rows], eta[rows])
+        took = ok & (J_t <= J[rows])
+        acc, rej = rows[took], rows[~took]
+        _put(metric, acc, _take(trial, took))
+        G[acc], Zs[acc] = G_t[took], Z_t[took]
+        for b, j in zip(acc, J_t[took]):
+            objective[b].append(j)
+            steps[b].append(mu[b])
+        small = J[acc] - J_t[took] <= tol * np.maximum(np.abs(J_t[took]), 1e-300)
+        J[acc] = J_t[took]
+        n_steps[acc] += 1
+        converged[acc[small]] = True
+        active[acc[small | (n_steps[acc] == K)]] = False
+        mu[acc], n_halved[acc] = mu0[acc], 0
+        mu[rej] *= 0.5
+        n_halved[rej] += 1
+        stuck = rej[n_halved[rej] == max_backtrack]
+        converged[stuck], active[stuck] = True, False
+        if (nxt := acc[active[acc]]).size:
+            start_iteration(nxt)
+    return metric, G, base.w, [np.asarray(o) for o in objective], [np.asarray(m) for m in steps], converged
+
+
+class _Solver:
+    """Algorithm 1 on fixed features ``U``: the starting metric and kernel (``M Ã0 M'``'s thin
+    eigendecomposition for the learned metric, else ``U'U`` or ``M Ã M'``) are computed once and
+    shared by every output and every ``(λ, η)`` the solver is asked for."""
+
+    def __init__(self, U, metric, full, learn_weights, max_iter, tol, max_backtrack=30):
         self.U = U
         self.V, self.n, self.q = U.shape
         self.N = self.V * self.q
-        self.metric = metric
-        self.lmbda, self.eta, self.mu0 = float(lmbda), float(eta), float(mu0)
+        self.metric, self.full = metric, full
         self.learn_weights = learn_weights
         self.max_iter, self.tol, self.max_backtrack = int(max_iter), float(tol), int(max_backtrack)
         self.form = "dual" if self.n <= self.N else "primal"
         self.A0 = initial_metric(U, metric, full)
         self.w0 = np.full(self.V, 1.0 / self.V)
-        self.full = full
-        if metric == "learn":  # Ã = αÃ0 + Z diag(β) Z': one thin eigendecomposition per weight vector
+        if metric == "learn":
             self.aux0 = _base_kernel(U, self.w0, full)
         elif self.form == "primal":
             self.aux0 = _feature_gram(U)
@@ -464,77 +541,74 @@ class _Solver:
             self.aux0 = _mv_gram(U, self.w0, self.A0)
         self._pen_metric = metric if metric in ("learn", "sparse") else "fixed"
 
-    def with_penalties(self, lmbda, eta, mu0):
-        """This solver (same features and starting point) with other ``λ``, ``η``, ``μ0``."""
-        other = copy.copy(self)
-        other.lmbda, other.eta, other.mu0 = float(lmbda), float(eta), float(mu0)
-        return other
+    def fit(self, Y, penalties):
+        """Algorithm 1 for every column of ``Y`` (``n x C``) under every ``(λ, η, μ0)`` of
+        ``penalties``; results in penalty-major order. The learned metric with fixed weights runs
+        all of them in one lockstep batch."""
+        Y = np.asarray(Y, dtype=np.float64)
+        pen = np.repeat(np.asarray(penalties, dtype=np.float64), Y.shape[1], axis=0)
+        rows = np.tile(Y.T, (len(penalties), 1))
+        if self.metric != "learn":
+            return [self._fit_generic(y, *p) for y, p in zip(rows, pen)]
+        if self.learn_weights:
+            return [r for y, p in zip(rows, pen) for r in self._fit_learned(y[None], p[None])]
+        return self._fit_learned(rows, pen)
 
-    def _check(self, J):
-        J = float(J)
-        if not np.isfinite(J):
-            raise FloatingPointError(
-                "the MVML g-step produced a non-finite objective (ill-conditioned kernels?); "
-                "increase lmbda or lower the nystrom level"
-            )
-        return J
+    def _fit_learned(self, rows, pen):
+        metric, G, w, objective, steps, converged = _learned_metric_fits(
+            self.U,
+            self.A0,
+            self.aux0,
+            rows,
+            *pen.T,
+            self.max_iter,
+            self.tol,
+            self.max_backtrack,
+            self.full if self.learn_weights else None,
+        )
+        return [
+            {
+                "A": (metric, b),
+                "g": G[b],
+                "w": w,
+                "objective": objective[b],
+                "step_size": steps[b],
+                "converged": bool(converged[b]),
+            }
+            for b in range(len(rows))
+        ]
 
-    def fit(self, y):
-        y = np.asarray(y, dtype=np.float64)
-        low_rank = self.metric == "learn"
-        learn = low_rank or self.metric == "sparse"
+    def metric_matrix(self, result):
+        """The fitted ``Ã`` of one result of :meth:`fit` as a matrix."""
+        A = result["A"]
+        return _dense_metric(self.A0, *A) if isinstance(A, tuple) else A
+
+    def _fit_generic(self, y, lmbda, eta, mu0):
+        """Algorithm 1 for the sparse (12/18) and fixed metrics, one output."""
+        learn = self.metric == "sparse"
         A, w, aux = self.A0, self.w0, self.aux0
         zero = np.zeros(self.N)
-        if low_rank:
-            Qy = aux.Q.T @ y
-            A, g, z, J = _low_rank_trial(
-                self.U,
-                self.A0,
-                aux,
-                _start_metric(self.A0, aux),
-                zero,
-                None,
-                zero,
-                y,
-                Qy,
-                0.0,
-                self.lmbda,
-                self.eta,
-            )
-        else:  # a zero step of _trial is the plain g-step
-            _, aux, g, z, J = _trial(
-                self.U, A, aux, zero, w, y, 0.0, self.lmbda, self.eta, self._pen_metric, self.form
-            )
-        J = self._check(J)
+        _, aux, g, z, J = _trial(self.U, A, aux, zero, w, y, 0.0, lmbda, eta, self._pen_metric, self.form)
+        J = _check_finite(float(J))
         objective, steps = [J], []
         converged = not learn and not self.learn_weights
         for _ in range(0 if converged else self.max_iter):
-            if self.learn_weights:  # w-step (10)/(17); then the kernel for the new w
+            if self.learn_weights:  # w-step (10)/(17); then M Ã M' for the new w
                 w = w_step(self.U, g, y)
-                if low_rank:
-                    aux = _base_kernel(self.U, w, self.full)
-                    A, Qy = _reweight(self.U, A, aux), aux.Q.T @ y
-                elif self.form == "dual":
+                if self.form == "dual":
                     aux = _mv_gram(self.U, w, A)
             if not learn:  # fixed metric: alternate g- and w-steps only
                 _, aux, g, z, J_new = _trial(
-                    self.U, A, aux, zero, w, y, 0.0, self.lmbda, self.eta, self._pen_metric, self.form
+                    self.U, A, aux, zero, w, y, 0.0, lmbda, eta, self._pen_metric, self.form
                 )
-                J_new = self._check(J_new)
+                J_new = _check_finite(float(J_new))
                 steps.append(0.0)
             else:
-                if low_rank:
-                    Qm = aux.Q.T @ _apply_M(self.U, w, z)
-                mu, accepted = self.mu0, False
+                mu, accepted = mu0, False
                 for _bt in range(self.max_backtrack):
-                    if low_rank:
-                        A_t, g_t, z_t, J_t = _low_rank_trial(
-                            self.U, self.A0, aux, A, z, Qm, g, y, Qy, mu, self.lmbda, self.eta
-                        )
-                    else:
-                        A_t, aux_t, g_t, z_t, J_t = _trial(
-                            self.U, A, aux, z, w, y, mu, self.lmbda, self.eta, self.metric, self.form
-                        )
+                    A_t, aux_t, g_t, z_t, J_t = _trial(
+                        self.U, A, aux, z, w, y, mu, lmbda, eta, self.metric, self.form
+                    )
                     J_t = float(J_t)
                     if J_t <= J:
                         accepted = True
@@ -543,9 +617,7 @@ class _Solver:
                 if not accepted:  # no step size decreases the objective: stationary point
                     converged = True
                     break
-                if not low_rank:
-                    aux = aux_t
-                A, g, z, J_new = A_t, g_t, z_t, J_t
+                A, aux, g, z, J_new = A_t, aux_t, g_t, z_t, J_t
                 steps.append(mu)
             decrease = J - J_new
             J = J_new
@@ -553,8 +625,6 @@ class _Solver:
             if decrease <= self.tol * max(abs(J), 1e-300):
                 converged = True
                 break
-        if low_rank:
-            A = _dense_metric(self.A0, A)
         return {
             "A": A,
             "g": g,
@@ -603,6 +673,13 @@ def plot_metric(A, n_views, ax=None, view_names=None, log=True, title=None):
 # ----------------------------------------------------------------------------------------
 # estimators
 # ----------------------------------------------------------------------------------------
+
+
+def _decision_values(Ut, g, w):
+    """``Σ_v w_v U_test_v g_v`` per output (``g``: ``(C, Vq)`` or ``(Vq,)``, ``w`` likewise) -> ``(m, C)``."""
+    V, _, q = Ut.shape
+    G = np.asarray(g).reshape(-1, V, q) * np.asarray(w).reshape(-1, V)[:, :, None]
+    return sum(Ut[v] @ G[:, v, :].T for v in range(V))
 
 
 def _gram(kernel, X, Y=None):
@@ -763,49 +840,35 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
     def _fit_targets(self, Xs, Y):
         """Run Algorithm 1 for each column of ``Y`` (``n x n_outputs``); one-vs-rest is per column."""
         mu0, kernels, params = self._check_params(len(Xs))
-        return self._solve_targets(self._solver(self._train_features(Xs, kernels, params), mu0), Y)
+        solver = self._solver(self._train_features(Xs, kernels, params))
+        return self._record(solver, solver.fit(Y, [(self.lmbda, self.eta, mu0)]))
 
-    def _solver(self, U, mu0):
+    def _solver(self, U):
         """Algorithm 1 on the training features ``U`` (``V x n x q``) with this estimator's settings."""
-        return _Solver(
-            U,
-            self.metric,
-            not self.nystrom_,
-            self.lmbda,
-            self.eta,
-            mu0,
-            bool(self.learn_weights),
-            self.max_iter,
-            self.tol,
-        )
+        return _Solver(U, self.metric, not self.nystrom_, bool(self.learn_weights), self.max_iter, self.tol)
 
-    def _solve_targets(self, solver, Y):
-        """Run ``solver`` on each column of ``Y``; record the fitted attributes."""
+    def _record(self, solver, results):
+        """Record the fitted attributes from the solver's results (one per output)."""
         V = solver.V
-        results = [solver.fit(Y[:, j]) for j in range(Y.shape[1])]
-        self.solver_form_ = solver.form
+        A = [solver.metric_matrix(r) for r in results]
+        norms = [_group_norms(a, V) for a in A]
         single = len(results) == 1
         stack = (
-            (lambda k: np.asarray(results[0][k]))
-            if single
-            else (lambda k: np.stack([np.asarray(r[k]) for r in results]))
+            (lambda xs: np.asarray(xs[0])) if single else (lambda xs: np.stack([np.asarray(x) for x in xs]))
         )
-        self.A_ = stack("A")
-        self.g_ = stack("g")
-        self.weights_ = stack("w")
-        self.block_norms_ = (
-            _group_norms(results[0]["A"], V)
-            if single
-            else np.stack([_group_norms(r["A"], V) for r in results])
-        )
+        self.solver_form_ = solver.form
+        self.A_ = stack(A)
+        self.g_ = stack([r["g"] for r in results])
+        self.weights_ = stack([r["w"] for r in results])
+        self.block_norms_ = stack(norms)
         self.fit_traces_ = [
             FitTrace(
-                estimates={"weights": np.asarray(r["w"]), "block_norms": _group_norms(r["A"], V)},
+                estimates={"weights": np.asarray(r["w"]), "block_norms": nv},
                 traces={"objective": r["objective"], "step_size": r["step_size"]},
                 converged=r["converged"],
                 method=f"MVML ({self.metric}, {f'Nyström p={self.n_landmarks_}' if self.nystrom_ else 'full'})",
             )
-            for r in results
+            for r, nv in zip(results, norms)
         ]
         # Outputs are independent problems: the joint objective is the sum (padded with final values).
         T = max(len(r["objective"]) for r in results)
@@ -820,12 +883,7 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
         return self
 
     def _decision(self, Xs):
-        return self._decision_from_features(self._test_features(self._validate_predict(Xs)))
-
-    def _decision_from_features(self, Ut):
-        V, _, q = Ut.shape
-        G = np.asarray(self.g_).reshape(-1, V, q) * np.asarray(self.weights_).reshape(-1, V)[:, :, None]
-        return sum(Ut[v] @ G[:, v, :].T for v in range(V))  # Σ_v w_v U_test_v g_v per output
+        return _decision_values(self._test_features(self._validate_predict(Xs)), self.g_, self.weights_)
 
     def plot_metric(self, ax=None, output=0, view_names=None, log=True):
         """Plot the learned metric's block structure (|Ã|, view-pair grid; the paper's Figure 3)."""
@@ -919,8 +977,8 @@ class MVMLRegressor(RegressorMixin, _MVMLBase):
 class _MVMLSearch(SearchCVMixin):
     """Cross-validated ``(lmbda, eta)`` of MVML: per fold the training and test features (kernel
     or block-Nyström) and Algorithm 1's starting point are computed once and shared by every
-    candidate, each of which runs Algorithm 1 as ``fit`` does (the numbers of ``GridSearchCV``'s
-    fits)."""
+    candidate; Algorithm 1 runs as in ``fit`` for every candidate and output (the learned metric:
+    all of them in one lockstep batch), so the fold scores are ``GridSearchCV``'s."""
 
     _grid = {"lmbdas": "lmbda", "etas": "eta"}
 
@@ -928,16 +986,27 @@ class _MVMLSearch(SearchCVMixin):
         est = clone(base)
         Xtr, ytr = est._validate_fit([V[train] for V in views], y[train])
         Y = est._targets(ytr)
-        mu0, kernels, params = est._check_params(len(Xtr))
-        solver = est._solver(est._train_features(Xtr, kernels, params), mu0)
+        _, kernels, params = est._check_params(len(Xtr))
+        solver = est._solver(est._train_features(Xtr, kernels, params))
         Ut = est._test_features(est._validate_predict([V[test] for V in views]))
-        metric = accuracy_score if is_classifier(base) else r2_score  # the estimators' ``score``
-        scores = np.empty(len(candidates))
-        for i, candidate in enumerate(candidates):
+        penalties = []
+        for candidate in candidates:
             mu0, _, _ = est.set_params(**candidate)._check_params(len(Xtr))
-            est._solve_targets(solver.with_penalties(est.lmbda, est.eta, mu0), Y)
-            scores[i] = metric(y[test], est._predict_from_decision(est._decision_from_features(Ut)))
-        return scores
+            penalties.append((est.lmbda, est.eta, mu0))
+        results = solver.fit(Y, penalties)
+        C = Y.shape[1]
+        metric = accuracy_score if is_classifier(base) else r2_score  # the estimators' ``score``
+        return np.array(
+            [
+                metric(
+                    y[test],
+                    est._predict_from_decision(
+                        _decision_values(Ut, [r["g"] for r in rs], [r["w"] for r in rs])
+                    ),
+                )
+                for rs in (results[i * C : (i + 1) * C] for i in range(len(candidates)))
+            ]
+        )
 
 
 _MVML_CV_DOC = """

@@ -1,7 +1,7 @@
 """Peak memory of the kernel methods beyond the n x n regime.
 
-MVML with block-Nyström (``nystrom=p`` landmarks, primal g-step: only ``n x p`` kernel columns)
-and MVL-LS with ``solver="cg"`` (conjugate gradients on kernel–vector products in row blocks,
+MVML with block-Nyström (``nystrom=p`` landmarks: only ``n x p`` kernel columns and one thin SVD
+of an ``n x Vp`` factor) and MVL-LS with ``solver="cg"`` (conjugate gradients on kernel–vector products in row blocks,
 ``bayesmv.kernels.kernel_matvec``) are fitted on n = 10k, 25k, 50k samples of a two-view
 problem. Each fit runs in its own subprocess; its peak resident memory is ``VmHWM`` from
 ``/proc/self/status``. The table compares it with the size of ONE dense n x n float64 Gram

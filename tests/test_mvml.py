@@ -22,12 +22,8 @@ from bayesmv.kernels import block_nystrom
 from bayesmv.mvml import (
     MVMLClassifier,
     MVMLRegressor,
-    _base_kernel,
-    _dense_metric,
     _design,
-    _low_rank_trial,
     _Solver,
-    _start_metric,
     a_step,
     g_step,
     group_norms,
@@ -85,38 +81,46 @@ def _dense_reference(Ks, y, lmbda, eta, mu0, max_iter, tol):
 
 
 @pytest.mark.parametrize("n, full", [(7, True), (6, False), (15, False)])
-def test_low_rank_steps_match_dense_a_and_g_steps(n, full):
-    """Three A-steps (9) in the Woodbury form (eigh when n <= Vq, thin SVD of the kernel's factor
-    when n > Vq) give the metric, z, g and objective (7) of the dense A-step and g-step (8)."""
+def test_lockstep_batch_matches_dense_algorithm_1_per_problem(n, full):
+    """Four problems (different y, λ, η) in one lockstep batch of the Woodbury form (eigh when
+    n <= Vq, thin SVD of the kernel's factor when n > Vq): each gives the metric, g, objective
+    trace and step sizes of Algorithm 1 written with dense A-steps (9) and g-steps (8)."""
     rng = np.random.default_rng(n)
     V, q = 2, (n if full else 4)
     U = rng.normal(size=(V, n, q))
     if full:
         U = U @ np.swapaxes(U, 1, 2)  # U_v = K_v
-    w, y, lmbda, eta = np.array([0.7, 0.4]), rng.normal(size=n), 0.3, 0.8
-    A0 = initial_metric(U, "learn", full)
+    Y = rng.normal(size=(n, 2))
+    penalties = [(0.3, 0.8, 0.5), (0.05, 2.0, 0.2)]
+    solver = _Solver(U, "learn", full, False, 5, 1e-6)
+    assert solver.aux0.Q.shape == (n, min(n, V * q))
+    results = solver.fit(Y, penalties)
+    w = np.full(V, 0.5)
     M = _design(U, w)
-    base = _base_kernel(U, w, full)
-    assert base.Q.shape == (n, min(n, V * q))
-    np.testing.assert_allclose((base.Q * base.s) @ base.Q.T, M @ A0 @ M.T, rtol=1e-10, atol=1e-10)
-    Qy = base.Q.T @ y
-    metric, g, z, J = _low_rank_trial(
-        U, A0, base, _start_metric(A0, base), None, None, None, y, Qy, 0.0, lmbda, eta
-    )
-    A = A0
-    for mu in (0.3, 0.2, 0.05):
-        A = a_step(A, z, mu, lmbda, eta)
-        metric, g, z, J = _low_rank_trial(U, A0, base, metric, z, base.Q.T @ M @ z, g, y, Qy, mu, lmbda, eta)
-        c = np.linalg.solve(M @ A @ M.T + lmbda * np.eye(n), y)
-        np.testing.assert_allclose(_dense_metric(A0, metric), A, rtol=1e-10, atol=1e-12)
-        np.testing.assert_allclose(z, M.T @ c, rtol=1e-8, atol=1e-10)
-        np.testing.assert_allclose(g, A @ M.T @ c, rtol=1e-8, atol=1e-10)
-        np.testing.assert_allclose(J, mvml_objective(U, A, g, w, y, lmbda, eta), rtol=1e-8)
-    # a step with 1 - 2μη <= 0 leaves the PD cone: rejected (J = inf), the metric unchanged
-    rejected, _, _, J_bad = _low_rank_trial(
-        U, A0, base, metric, z, base.Q.T @ M @ z, g, y, Qy, 1.0, lmbda, eta
-    )
-    assert J_bad == np.inf and rejected is metric
+    for i, (res, (lmbda, eta, mu0)) in enumerate(zip(results, np.repeat(penalties, 2, axis=0))):
+        y = Y[:, i % 2]
+
+        def g_step(A):
+            c = np.linalg.solve(M @ A @ M.T + lmbda * np.eye(n), y)
+            g = A @ M.T @ c
+            return g, M.T @ c, mvml_objective(U, A, g, w, y, lmbda, eta)
+
+        A = initial_metric(U, "learn", full)
+        g, z, J = g_step(A)
+        objective, steps = [J], []
+        for _ in range(5):
+            mu = mu0
+            while (J_t := g_step(A_t := a_step(A, z, mu, lmbda, eta))[2]) > J:
+                mu /= 2
+            A, (g, z, _), steps = A_t, g_step(A_t), steps + [mu]
+            objective.append(J_t)
+            J, decrease = J_t, J - J_t
+            if decrease <= 1e-6 * abs(J_t):
+                break
+        np.testing.assert_allclose(res["objective"], objective, rtol=1e-8)
+        np.testing.assert_array_equal(res["step_size"], steps)
+        np.testing.assert_allclose(solver.metric_matrix(res), A, rtol=1e-8, atol=1e-12)
+        np.testing.assert_allclose(res["g"], g, rtol=1e-6, atol=1e-9)
 
 
 @pytest.mark.parametrize("form", ["dual", "primal"])
@@ -197,8 +201,7 @@ def test_nystrom_at_p_equal_n_reproduces_the_full_path(metric):
     Un = np.stack([np.asarray(u) for u in bn.U])
     out = {}
     for name, U, full in [("full", Ks, True), ("nys", Un, False)]:
-        s = _Solver(U, metric, full, 0.1, 1.0, 0.45, False, 3, 1e-4)
-        res = s.fit(ypm)
+        res = _Solver(U, metric, full, False, 3, 1e-4).fit(ypm[:, None], [(0.1, 1.0, 0.45)])[0]
         out[name] = np.einsum("vnq,vq->n", U, np.asarray(res["g"]).reshape(2, -1) * 0.5)
         # the multi-view kernel U Ã U' equals H A H at the start for both parametrisations
         A0 = np.asarray(initial_metric(U, metric, full))
