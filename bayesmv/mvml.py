@@ -294,17 +294,21 @@ def _kernel_solve(base, metric, Y, QY, lmbda):
     return (V / S - QY / lmbda[:, None]) @ base.Q.T + Y / lmbda[:, None]
 
 
-def _g_step_rows(U, A0, base, metric, Y, QY, lmbda, eta):
-    """The dual g-step (8/15) on ``Ã`` for each row: ``z = M'c = Ã⁺g``, ``g = Ã z`` and the objective
-    (7)/(13) ``||λc||² + λ c'(y - λc) + η||Ã||²``."""
+def _g_step_rows(U, base, metric, Y, QY, lmbda, eta):
+    """The dual g-step (8/15) on ``Ã`` for each row: ``z = M'c = Ã⁺g`` and the objective (7)/(13)
+    ``||λc||² + λ c'(y - λc) + η||Ã||²``."""
     C = _kernel_solve(base, metric, Y, QY, lmbda)
-    Z = _apply_Mt(U, base.w, C)
-    G = metric.alpha[:, None] * (Z @ A0) + np.einsum(
-        "bnk,bk->bn", metric.Z, metric.beta * np.einsum("bnk,bn->bk", metric.Z, Z)
-    )
     R = lmbda[:, None] * C
     J = np.sum(R * R, axis=1) + lmbda * np.sum(C * (Y - R), axis=1) + eta * metric.sq
-    return G, Z, np.where(np.isfinite(J), J, np.inf)
+    return _apply_Mt(U, base.w, C), np.where(np.isfinite(J), J, np.inf)
+
+
+def _metric_times(A0, metric, Z):
+    """``g = Ã z = α Ã0 z + Z diag(β) Z'z`` per row (``A0 = None``: ``Ã0 = I``)."""
+    A0z = Z if A0 is None else Z @ A0
+    return metric.alpha[:, None] * A0z + np.einsum(
+        "bnk,bk->bn", metric.Z, metric.beta * np.einsum("bnk,bn->bk", metric.Z, Z)
+    )
 
 
 def _a_step_rows(metric, slot, z, Qz, g, mu, lmbda, eta):
@@ -470,7 +474,9 @@ def _learned_metric_fits(U, A0, base, Y, lmbda, eta, mu0, max_iter, tol, max_bac
         np.full(B, np.sum(A0 * A0)),
     )
     QY = Y @ base.Q
-    G, Zs, J = _g_step_rows(U, A0, base, metric, Y, QY, lmbda, eta)
+    Zs, J = _g_step_rows(U, base, metric, Y, QY, lmbda, eta)
+    start = None if np.array_equal(A0, np.eye(N)) else A0
+    G = _metric_times(start, metric, Zs)
     _check_finite(J)
     objective, steps = [[j] for j in J], [[] for _ in range(B)]
     n_steps, n_halved, mu = np.zeros(B, int), np.zeros(B, int), mu0.copy()
@@ -493,11 +499,12 @@ def _learned_metric_fits(U, A0, base, Y, lmbda, eta, mu0, max_iter, tol, max_bac
         trial, ok = _a_step_rows(
             _take(metric, rows), n_steps[rows], Zs[rows], QMz[rows], G[rows], mu[rows], lmbda[rows], eta[rows]
         )
-        G_t, Z_t, J_t = _g_step_rows(U, A0, base, trial, Y[rows], QY[rows], lmbda[rows], eta[rows])
+        Z_t, J_t = _g_step_rows(U, base, trial, Y[rows], QY[rows], lmbda[rows], eta[rows])
         took = ok & (J_t <= J[rows])
         acc, rej = rows[took], rows[~took]
         _put(metric, acc, _take(trial, took))
-        G[acc], Zs[acc] = G_t[took], Z_t[took]
+        Zs[acc] = Z_t[took]
+        G[acc] = _metric_times(start, _take(metric, acc), Zs[acc])
         for b, j in zip(acc, J_t[took]):
             objective[b].append(j)
             steps[b].append(mu[b])
