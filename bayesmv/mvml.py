@@ -22,7 +22,8 @@ One engine serves both of the paper's versions, written in terms of per-view fea
 Numerics (float64 NumPy/SciPy throughout, LAPACK Cholesky and ``eigh``): MVML is a short host-side
 loop of dense factorisations whose per-shape XLA compilation would cost more than the whole
 fit (26 compiles, ~1.9 s, against a 0.03 s fit at n = 500), so it is not jitted; the kernels come
-from ``bayesmv.kernels`` on NumPy arrays, which evaluates them eagerly. The g-step is solved in
+from ``bayesmv.kernels`` on NumPy arrays, which evaluates them eagerly. For the fixed and block-sparse
+metrics the g-step is solved in
 whichever of two equivalent forms is smaller — the dual ``c = (M Ã M' + λI)⁻¹ y``,
 ``g = Ã M' c`` (an ``n x n`` Cholesky) or the primal ``g = L h``, ``(λI + L' M'M L) h = L' M' y``
 with ``Ã = L L'`` from ``eigh`` (an ``N x N`` Cholesky, ``N = Vq``); ``M = (w' ⊗ I_n) U``. Both
@@ -30,10 +31,12 @@ give ``Ã⁺ g = M' r / λ`` with the
 residual ``r``, so the A-step (9/16) needs no inverse at all. No explicit inverse anywhere;
 pseudo-inverses by ``eigh``. For the learned metric nothing is factorised per step: after ``k``
 A-steps (9)/(16) ``Ã = α Ã0 + Z diag(β) Z'`` (one column ``z`` per step), so ``M Ã M' + λI`` is the
-starting kernel ``α M Ã0 M' + λI`` plus a rank-``k`` term; one thin eigendecomposition of
-``M Ã0 M'`` per weight vector (``eigh`` when ``n <= N``, else the SVD of its ``n x N`` factor)
-makes every trial step a Woodbury solve of ``O(n r + n k)``, and the solver shares it across
-outputs (one-vs-rest) and across the ``(λ, η)`` candidates of ``MVMLClassifierCV``.
+starting kernel ``α M Ã0 M' + λI`` plus a rank-``k`` term. One thin eigendecomposition
+``M Ã0 M' = Q diag(s) Q'`` per weight vector (``eigh`` when ``n <= N``, else the SVD of its
+``n x N`` factor) puts every trial step in that eigenbasis: a Woodbury solve for ``Q'c`` and the
+objective ``λ c'y + η||Ã||²`` in ``O(r k²)``; ``z = M'c`` and ``g = Ãz`` are formed only for an
+accepted step. The solver shares the decomposition across outputs (one-vs-rest) and across the
+``(λ, η)`` candidates of ``MVMLClassifierCV``, and runs them all in one lockstep batch.
 
 Note (paper §3.5): on the Nyström path the Frobenius regulariser acts on ``Ã``, not on ``A``,
 so for ``metric="learn"``/``"sparse"`` a block-Nyström fit with ``p = n`` is a different (equally
@@ -255,12 +258,12 @@ class _BaseKernel(NamedTuple):
 class _LowRankMetric(NamedTuple):
     """``Ã = α Ã0 + Z diag(β) Z'`` for a batch of ``B`` problems, the learned metric after the
     A-steps (eq. 9/16 add one ``zz'`` each, in slots of a fixed capacity ``K``; ``β = 0`` in unused
-    slots); ``T = Q'M Z`` is ``Z``'s image under the base kernel; ``sq = ||Ã||_F²``. Shapes
-    ``α, sq: (B,)``, ``β: (B, K)``, ``Z: (B, Vq, K)``, ``T: (B, r, K)``."""
+    slots), as the trial steps need it: ``T = Q'M Z``, ``Z``'s image in the base kernel's
+    eigenbasis, and ``sq = ||Ã||_F²`` (``Z`` itself is kept apart). Shapes ``α, sq: (B,)``,
+    ``β: (B, K)``, ``T: (B, r, K)``."""
 
     alpha: np.ndarray
     beta: np.ndarray
-    Z: np.ndarray
     T: np.ndarray
     sq: np.ndarray
 
@@ -278,52 +281,47 @@ def _base_kernel(U, w, full):
     return _BaseKernel(Q, sigma * sigma, w)
 
 
-def _kernel_solve(base, metric, Y, QY, lmbda):
-    """``c = (α M Ã0 M' + P diag(β) P' + λI)⁻¹ y`` (``= (M Ã M' + λI)⁻¹ y``, ``P = M Z``) per row
-    of ``Y`` by Woodbury on the thin eigendecomposition, ``O(n r + r K²)``. ``P`` lies in the range
-    of ``Q`` (the range of ``M``), so the complement of ``Q`` only scales ``y`` by ``1/λ``. The
-    capacitance ``I + √β T'S⁻¹T √β`` has eigenvalues ``>= 1`` (a batched LU solve is exact enough)."""
+def _eigen_solve(base, metric, QY, lmbda):
+    """``x = Q'c`` with ``c = (M Ã M' + λI)⁻¹ y`` per row, from ``Q'y`` alone: in the eigenbasis
+    ``M Ã M' = α diag(s) + T diag(β) T'`` (``MZ`` lies in the range of ``Q``, the range of ``M``),
+    so Woodbury costs ``O(r K²)``. The capacitance ``I + √β T'S⁻¹T √β`` has eigenvalues ``>= 1``
+    (a batched LU solve is exact enough)."""
     S = metric.alpha[:, None] * base.s + lmbda[:, None]
-    V = QY
-    if metric.beta.shape[1]:
-        root, TS = np.sqrt(metric.beta), metric.T / S[:, :, None]
-        cap = np.eye(root.shape[1]) + root[:, :, None] * (np.swapaxes(metric.T, 1, 2) @ TS) * root[:, None, :]
-        rhs = root * np.einsum("brk,br->bk", TS, QY)
-        u = root * np.linalg.solve(cap, rhs[:, :, None])[:, :, 0]
-        V = QY - np.einsum("brk,bk->br", metric.T, u)  # Q'(y - P u)
-    return (V / S - QY / lmbda[:, None]) @ base.Q.T + Y / lmbda[:, None]
+    if not metric.beta.shape[1]:
+        return QY / S
+    root, TS = np.sqrt(metric.beta), metric.T / S[:, :, None]
+    cap = np.eye(root.shape[1]) + root[:, :, None] * (np.swapaxes(metric.T, 1, 2) @ TS) * root[:, None, :]
+    u = root * np.linalg.solve(cap, (root * np.einsum("brk,br->bk", TS, QY))[:, :, None])[:, :, 0]
+    return (QY - np.einsum("brk,bk->br", metric.T, u)) / S
 
 
-def _g_step_rows(U, base, metric, Y, QY, lmbda, eta):
-    """The dual g-step (8/15) on ``Ã`` for each row: ``z = M'c = Ã⁺g`` and the objective (7)/(13)
-    ``||λc||² + λ c'(y - λc) + η||Ã||²``."""
-    C = _kernel_solve(base, metric, Y, QY, lmbda)
-    R = lmbda[:, None] * C
-    J = np.sum(R * R, axis=1) + lmbda * np.sum(C * (Y - R), axis=1) + eta * metric.sq
-    return _apply_Mt(U, base.w, C), np.where(np.isfinite(J), J, np.inf)
+def _objective_rows(x, QY, y_perp, lmbda, eta, sq):
+    """Objective (7)/(13) after the g-step: ``λ c'y + η||Ã||²`` with ``c'y = x'Q'y + ||y_⊥||²/λ``
+    (``y_perp = ||y_⊥||²``, ``y`` outside the range of ``Q``); ``inf`` where not finite."""
+    J = lmbda * np.sum(x * QY, axis=1) + y_perp + eta * sq
+    return np.where(np.isfinite(J), J, np.inf)
 
 
-def _metric_times(A0, metric, Z):
+def _metric_times(A0, alpha, beta, Zc, z):
     """``g = Ã z = α Ã0 z + Z diag(β) Z'z`` per row (``A0 = None``: ``Ã0 = I``)."""
-    A0z = Z if A0 is None else Z @ A0
-    return metric.alpha[:, None] * A0z + np.einsum(
-        "bnk,bk->bn", metric.Z, metric.beta * np.einsum("bnk,bn->bk", metric.Z, Z)
-    )
+    A0z = z if A0 is None else z @ A0
+    return alpha[:, None] * A0z + np.einsum("bnk,bk->bn", Zc, beta * np.einsum("bnk,bn->bk", Zc, z))
 
 
-def _a_step_rows(metric, slot, z, Qz, g, mu, lmbda, eta):
-    """A-step (9/16) ``Ã' = aÃ + b zz'`` (``a = 1 - 2μη``, ``b = μλ``; ``Qz = Q'Mz``) into column
-    ``slot`` of each row; ``||Ã'||² = a²||Ã||² + 2ab z'g + b²||z||⁴`` (``g = Ãz``). Returns the
-    metric and the mask ``a > 0`` (otherwise ``Ã'`` leaves the PD cone; such rows keep ``a = 1``)."""
+def _a_step_rows(metric, slot, Qz, zz, zg, mu, lmbda, eta):
+    """A-step (9/16) ``Ã' = aÃ + b zz'`` (``a = 1 - 2μη``, ``b = μλ``; ``Qz = Q'Mz``, ``zz = z'z``,
+    ``zg = z'Ãz``) into column ``slot`` of each row; ``||Ã'||² = a²||Ã||² + 2ab z'Ãz + b²||z||⁴``.
+    Returns the metric and the mask ``a > 0`` (otherwise ``Ã'`` leaves the PD cone; such rows
+    keep ``a = 1``)."""
     ok = 1.0 - 2.0 * mu * eta > 0.0
     a = np.where(ok, 1.0 - 2.0 * mu * eta, 1.0)
     b = mu * lmbda
-    zz = np.sum(z * z, axis=1)
     rows = np.arange(a.size)
-    beta, Z, T = a[:, None] * metric.beta, metric.Z.copy(), metric.T.copy()
-    beta[rows, slot], Z[rows, :, slot], T[rows, :, slot] = b, z, Qz
-    sq = a * a * metric.sq + 2.0 * a * b * np.sum(z * g, axis=1) + b * b * zz * zz
-    return _LowRankMetric(a * metric.alpha, beta, Z, T, sq), ok
+    beta, T = a[:, None] * metric.beta, metric.T.copy()
+    beta[rows, slot], T[rows, :, slot] = b, Qz
+    return _LowRankMetric(
+        a * metric.alpha, beta, T, a * a * metric.sq + 2.0 * a * b * zg + b * b * zz * zz
+    ), ok
 
 
 def _take(metric, rows):
@@ -335,10 +333,9 @@ def _put(metric, rows, other):
         x[rows] = y
 
 
-def _dense_metric(A0, metric, b):
-    """Row ``b``'s ``Ã = α Ã0 + Z diag(β) Z'`` as a matrix."""
-    Z = metric.Z[b]
-    return _symmetric(metric.alpha[b] * A0 + (Z * metric.beta[b]) @ Z.T)
+def _dense_metric(A0, alpha, beta, Zc):
+    """``Ã = α Ã0 + Z diag(β) Z'`` of one problem as a matrix."""
+    return _symmetric(alpha * A0 + (Zc * beta) @ Zc.T)
 
 
 def _as_float(*arrays):
@@ -462,49 +459,56 @@ def _learned_metric_fits(U, A0, base, Y, lmbda, eta, mu0, max_iter, tol, max_bac
     """Algorithm 1 with the learned metric for the rows of ``Y`` (``B x n``; ``lmbda``, ``eta``,
     ``mu0``: ``(B,)``), in lockstep: each round every unfinished row tries its step size ``μ``;
     a row whose objective (7)/(13) does not increase takes the step, the others halve ``μ``
-    (``max_backtrack`` halvings without a decrease: a stationary point). ``full`` not None: the
-    w-step (10/17) before each A-step (one row; its kernel is decomposed again). Returns
-    ``(metric, G, w, objectives, step sizes, converged)``."""
+    (``max_backtrack`` halvings without a decrease: a stationary point). A trial costs
+    ``O(r K²)`` in the base kernel's eigenbasis; ``z = M'Qx`` and ``g = Ãz`` only for the rows
+    that take a step. ``full`` not None: the w-step (10/17) before each A-step (one row; its
+    kernel is decomposed again). Returns ``((α, β, Z), G, w, objectives, step sizes, converged)``."""
     B, N, K = Y.shape[0], A0.shape[0], max_iter
-    metric = _LowRankMetric(
-        np.ones(B),
-        np.zeros((B, K)),
-        np.zeros((B, N, K)),
-        np.zeros((B, base.Q.shape[1], K)),
-        np.full(B, np.sum(A0 * A0)),
-    )
-    QY = Y @ base.Q
-    Zs, J = _g_step_rows(U, base, metric, Y, QY, lmbda, eta)
     start = None if np.array_equal(A0, np.eye(N)) else A0
-    G = _metric_times(start, metric, Zs)
-    _check_finite(J)
+    metric = _LowRankMetric(
+        np.ones(B), np.zeros((B, K)), np.zeros((B, base.Q.shape[1], K)), np.full(B, np.sum(A0 * A0))
+    )
+    Zc = np.zeros((B, N, K))
+
+    def project(base):
+        QY = Y @ base.Q
+        return QY, np.maximum(np.sum(Y * Y, axis=1) - np.sum(QY * QY, axis=1), 0.0)
+
+    QY, y_perp = project(base)
+    x = _eigen_solve(base, metric, QY, lmbda)
+    J = _check_finite(_objective_rows(x, QY, y_perp, lmbda, eta, metric.sq))
+    Zs = _apply_Mt(U, base.w, x @ base.Q.T)
+    G = _metric_times(start, metric.alpha, metric.beta, Zc, Zs)
     objective, steps = [[j] for j in J], [[] for _ in range(B)]
     n_steps, n_halved, mu = np.zeros(B, int), np.zeros(B, int), mu0.copy()
     active, converged = np.full(B, K > 0), np.zeros(B, bool)
-    QMz = np.zeros_like(QY)
+    Qz, zz, zg = np.zeros_like(QY), np.zeros(B), np.zeros(B)
 
     def start_iteration(rows):
-        nonlocal base, metric, QY
+        nonlocal base, metric, QY, y_perp
         if full is not None:  # w-step, then the kernel and the metric's image for the new weights
             base = _base_kernel(U, w_step(U, G[0], Y[0]), full)
-            QY = Y @ base.Q
-            MZ = _apply_M(U, base.w, np.swapaxes(metric.Z, 1, 2))
-            metric = metric._replace(T=np.swapaxes(MZ @ base.Q, 1, 2))
-        QMz[rows] = _apply_M(U, base.w, Zs[rows]) @ base.Q
+            QY, y_perp = project(base)
+            metric = metric._replace(T=np.swapaxes(_apply_M(U, base.w, np.swapaxes(Zc, 1, 2)) @ base.Q, 1, 2))
+        Qz[rows] = _apply_M(U, base.w, Zs[rows]) @ base.Q
+        zz[rows] = np.sum(Zs[rows] ** 2, axis=1)
+        zg[rows] = np.sum(Zs[rows] * G[rows], axis=1)
 
     if K:
         start_iteration(np.arange(B))
     while active.any():
         rows = np.flatnonzero(active)
         trial, ok = _a_step_rows(
-            _take(metric, rows), n_steps[rows], Zs[rows], QMz[rows], G[rows], mu[rows], lmbda[rows], eta[rows]
+            _take(metric, rows), n_steps[rows], Qz[rows], zz[rows], zg[rows], mu[rows], lmbda[rows], eta[rows]
         )
-        Z_t, J_t = _g_step_rows(U, base, trial, Y[rows], QY[rows], lmbda[rows], eta[rows])
+        x_t = _eigen_solve(base, trial, QY[rows], lmbda[rows])
+        J_t = _objective_rows(x_t, QY[rows], y_perp[rows], lmbda[rows], eta[rows], trial.sq)
         took = ok & (J_t <= J[rows])
         acc, rej = rows[took], rows[~took]
         _put(metric, acc, _take(trial, took))
-        Zs[acc] = Z_t[took]
-        G[acc] = _metric_times(start, _take(metric, acc), Zs[acc])
+        Zc[acc, :, n_steps[acc]] = Zs[acc]
+        Zs[acc] = _apply_Mt(U, base.w, x_t[took] @ base.Q.T)
+        G[acc] = _metric_times(start, metric.alpha[acc], metric.beta[acc], Zc[acc], Zs[acc])
         for b, j in zip(acc, J_t[took]):
             objective[b].append(j)
             steps[b].append(mu[b])
@@ -520,7 +524,8 @@ def _learned_metric_fits(U, A0, base, Y, lmbda, eta, mu0, max_iter, tol, max_bac
         converged[stuck], active[stuck] = True, False
         if (nxt := acc[active[acc]]).size:
             start_iteration(nxt)
-    return metric, G, base.w, [np.asarray(o) for o in objective], [np.asarray(m) for m in steps], converged
+    factors = (metric.alpha, metric.beta, Zc)
+    return factors, G, base.w, [np.asarray(o) for o in objective], [np.asarray(m) for m in steps], converged
 
 
 class _Solver:
@@ -562,7 +567,7 @@ class _Solver:
         return self._fit_learned(rows, pen)
 
     def _fit_learned(self, rows, pen):
-        metric, G, w, objective, steps, converged = _learned_metric_fits(
+        factors, G, w, objective, steps, converged = _learned_metric_fits(
             self.U,
             self.A0,
             self.aux0,
@@ -575,7 +580,7 @@ class _Solver:
         )
         return [
             {
-                "A": (metric, b),
+                "A": tuple(f[b] for f in factors),
                 "g": G[b],
                 "w": w,
                 "objective": objective[b],
