@@ -248,10 +248,11 @@ def _rank_one_update(mu, lmbda, eta, A_sq, z, g):
 
 class _BaseKernel(NamedTuple):
     """Thin eigendecomposition ``M Ã0 M' = Q diag(s) Q'`` (``Q``: ``n x r``) of the starting
-    metric's multi-view kernel under the weights ``w``."""
+    metric's multi-view kernel under the weights ``w``, and ``W = Q'MM'Q`` (``r x r``)."""
 
     Q: np.ndarray
     s: np.ndarray
+    W: np.ndarray
     w: np.ndarray
 
 
@@ -274,11 +275,14 @@ def _base_kernel(U, w, full):
     thin SVD of its ``n x Vq`` factor ``[w_v U_v (U_v'U_v)^{1/2}]`` (no ``n x n`` matrix)."""
     V, n, q = U.shape
     if n <= V * q:
-        s, Q = sla.eigh(_blockdiag_gram(U, w, full), check_finite=False)
-        return _BaseKernel(Q, np.maximum(s, 0.0), w)
-    F = np.concatenate([wv * Uv @ _sqrt_factor(Uv.T @ Uv) for Uv, wv in zip(U, w)], axis=1)
-    Q, sigma, _ = sla.svd(F, full_matrices=False, check_finite=False)
-    return _BaseKernel(Q, sigma * sigma, w)
+        s, Q = sla.eigh(_blockdiag_gram(U, w, full), driver="evd", check_finite=False)  # divide and conquer
+        s = np.maximum(s, 0.0)
+    else:
+        F = np.concatenate([wv * Uv @ _sqrt_factor(Uv.T @ Uv) for Uv, wv in zip(U, w)], axis=1)
+        Q, sigma, _ = sla.svd(F, full_matrices=False, check_finite=False)
+        s = sigma * sigma
+    QM = _apply_Mt(U, w, Q.T)  # (M'Q)' = Q'M
+    return _BaseKernel(Q, s, _symmetric(QM @ QM.T), w)
 
 
 def _eigen_solve(base, metric, QY, lmbda):
@@ -459,40 +463,53 @@ def _learned_metric_fits(U, A0, base, Y, lmbda, eta, mu0, max_iter, tol, max_bac
     """Algorithm 1 with the learned metric for the rows of ``Y`` (``B x n``; ``lmbda``, ``eta``,
     ``mu0``: ``(B,)``), in lockstep: each round every unfinished row tries its step size ``μ``;
     a row whose objective (7)/(13) does not increase takes the step, the others halve ``μ``
-    (``max_backtrack`` halvings without a decrease: a stationary point). A trial costs
-    ``O(r K²)`` in the base kernel's eigenbasis; ``z = M'Qx`` and ``g = Ãz`` only for the rows
-    that take a step. ``full`` not None: the w-step (10/17) before each A-step (one row; its
-    kernel is decomposed again). Returns ``((α, β, Z), G, w, objectives, step sizes, converged)``."""
+    (``max_backtrack`` halvings without a decrease: a stationary point).
+
+    Everything runs in the base kernel's eigenbasis, on ``x = Q'c``: with ``z = M'c = M'Qx``,
+    ``Q'Mz = Wx``, ``z'z = x'Wx`` and ``z'Ãz = α x'diag(s)x + Σ_j β_j (T_j'x)²``, so a trial step
+    costs ``O(r K²)`` and a step ``O(r²)``; the ``z`` columns of ``Ã`` are formed at the end.
+    ``full`` not None: the w-step (10/17) before each A-step (one row): the kernel is decomposed
+    again for the new weights and ``z``, ``Ã z`` and the columns are kept explicitly.
+    Returns ``((α, β, Z), G, w, objectives, step sizes, converged)``."""
     B, N, K = Y.shape[0], A0.shape[0], max_iter
     start = None if np.array_equal(A0, np.eye(N)) else A0
-    metric = _LowRankMetric(
-        np.ones(B), np.zeros((B, K)), np.zeros((B, base.Q.shape[1], K)), np.full(B, np.sum(A0 * A0))
-    )
-    Zc = np.zeros((B, N, K))
+    r = base.Q.shape[1]
+    metric = _LowRankMetric(np.ones(B), np.zeros((B, K)), np.zeros((B, r, K)), np.full(B, np.sum(A0 * A0)))
+    Xc, Zc = np.zeros((B, r, K)), np.zeros((B, N, K))  # the steps' x (fixed weights) or z (learned)
 
     def project(base):
         QY = Y @ base.Q
         return QY, np.maximum(np.sum(Y * Y, axis=1) - np.sum(QY * QY, axis=1), 0.0)
 
+    def explicit_z(rows):  # z = M'Qx and g = Ãz
+        z = _apply_Mt(U, base.w, x[rows] @ base.Q.T)
+        return z, _metric_times(start, metric.alpha[rows], metric.beta[rows], Zc[rows], z)
+
     QY, y_perp = project(base)
     x = _eigen_solve(base, metric, QY, lmbda)
     J = _check_finite(_objective_rows(x, QY, y_perp, lmbda, eta, metric.sq))
-    Zs = _apply_Mt(U, base.w, x @ base.Q.T)
-    G = _metric_times(start, metric.alpha, metric.beta, Zc, Zs)
     objective, steps = [[j] for j in J], [[] for _ in range(B)]
     n_steps, n_halved, mu = np.zeros(B, int), np.zeros(B, int), mu0.copy()
     active, converged = np.full(B, K > 0), np.zeros(B, bool)
     Qz, zz, zg = np.zeros_like(QY), np.zeros(B), np.zeros(B)
+    z_now = np.zeros((B, N))
 
     def start_iteration(rows):
         nonlocal base, metric, QY, y_perp
-        if full is not None:  # w-step, then the kernel and the metric's image for the new weights
-            base = _base_kernel(U, w_step(U, G[0], Y[0]), full)
-            QY, y_perp = project(base)
-            metric = metric._replace(T=np.swapaxes(_apply_M(U, base.w, np.swapaxes(Zc, 1, 2)) @ base.Q, 1, 2))
-        Qz[rows] = _apply_M(U, base.w, Zs[rows]) @ base.Q
-        zz[rows] = np.sum(Zs[rows] ** 2, axis=1)
-        zg[rows] = np.sum(Zs[rows] * G[rows], axis=1)
+        if full is None:
+            Qz[rows] = x[rows] @ base.W
+            zz[rows] = np.sum(x[rows] * Qz[rows], axis=1)
+            Tx = np.einsum("brk,br->bk", metric.T[rows], x[rows])
+            zg[rows] = metric.alpha[rows] * np.sum(base.s * x[rows] ** 2, axis=1) + np.sum(
+                metric.beta[rows] * Tx**2, 1
+            )
+            return
+        z, g = explicit_z(rows)  # w-step, then the kernel and the metric's image for the new weights
+        base = _base_kernel(U, w_step(U, g[0], Y[0]), full)
+        QY, y_perp = project(base)
+        metric = metric._replace(T=np.swapaxes(_apply_M(U, base.w, np.swapaxes(Zc, 1, 2)) @ base.Q, 1, 2))
+        z_now[rows], Qz[rows] = z, _apply_M(U, base.w, z) @ base.Q
+        zz[rows], zg[rows] = np.sum(z * z, axis=1), np.sum(z * g, axis=1)
 
     if K:
         start_iteration(np.arange(B))
@@ -506,9 +523,8 @@ def _learned_metric_fits(U, A0, base, Y, lmbda, eta, mu0, max_iter, tol, max_bac
         took = ok & (J_t <= J[rows])
         acc, rej = rows[took], rows[~took]
         _put(metric, acc, _take(trial, took))
-        Zc[acc, :, n_steps[acc]] = Zs[acc]
-        Zs[acc] = _apply_Mt(U, base.w, x_t[took] @ base.Q.T)
-        G[acc] = _metric_times(start, metric.alpha[acc], metric.beta[acc], Zc[acc], Zs[acc])
+        Xc[acc, :, n_steps[acc]], Zc[acc, :, n_steps[acc]] = x[acc], z_now[acc]
+        x[acc] = x_t[took]
         for b, j in zip(acc, J_t[took]):
             objective[b].append(j)
             steps[b].append(mu[b])
@@ -524,6 +540,9 @@ def _learned_metric_fits(U, A0, base, Y, lmbda, eta, mu0, max_iter, tol, max_bac
         converged[stuck], active[stuck] = True, False
         if (nxt := acc[active[acc]]).size:
             start_iteration(nxt)
+    if full is None:  # z_j = M'Q x_j
+        Zc = np.swapaxes(_apply_Mt(U, base.w, np.swapaxes(Xc, 1, 2) @ base.Q.T), 1, 2)
+    _, G = explicit_z(np.arange(B))
     factors = (metric.alpha, metric.beta, Zc)
     return factors, G, base.w, [np.asarray(o) for o in objective], [np.asarray(m) for m in steps], converged
 
