@@ -481,12 +481,12 @@ def _learned_metric_fits(U, A0, base, Y, lmbda, eta, mu0, max_iter, tol, max_bac
         QY = Y @ base.Q
         return QY, np.maximum(np.sum(Y * Y, axis=1) - np.sum(QY * QY, axis=1), 0.0)
 
-    def explicit_z(rows):  # z = M'Qx and g = Ãz
-        z = _apply_Mt(U, base.w, x[rows] @ base.Q.T)
+    def explicit_z(rows):  # z = M'Qx and g = Ãz, in the basis x was computed in
+        z = _apply_Mt(U, x_base.w, x[rows] @ x_base.Q.T)
         return z, _metric_times(start, metric.alpha[rows], metric.beta[rows], Zc[rows], z)
 
     QY, y_perp = project(base)
-    x = _eigen_solve(base, metric, QY, lmbda)
+    x, x_base = _eigen_solve(base, metric, QY, lmbda), base
     J = _check_finite(_objective_rows(x, QY, y_perp, lmbda, eta, metric.sq))
     objective, steps = [[j] for j in J], [[] for _ in range(B)]
     n_steps, n_halved, mu = np.zeros(B, int), np.zeros(B, int), mu0.copy()
@@ -525,6 +525,8 @@ def _learned_metric_fits(U, A0, base, Y, lmbda, eta, mu0, max_iter, tol, max_bac
         _put(metric, acc, _take(trial, took))
         Xc[acc, :, n_steps[acc]], Zc[acc, :, n_steps[acc]] = x[acc], z_now[acc]
         x[acc] = x_t[took]
+        if acc.size:
+            x_base = base
         for b, j in zip(acc, J_t[took]):
             objective[b].append(j)
             steps[b].append(mu[b])

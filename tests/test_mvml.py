@@ -22,7 +22,6 @@ from bayesmv.kernels import block_nystrom
 from bayesmv.mvml import (
     MVMLClassifier,
     MVMLRegressor,
-    _design,
     _Solver,
     a_step,
     g_step,
@@ -80,11 +79,13 @@ def _dense_reference(Ks, y, lmbda, eta, mu0, max_iter, tol):
 # ------------------------------------------------------------------------------ pure steps
 
 
+@pytest.mark.parametrize("learn_weights", [False, True])
 @pytest.mark.parametrize("n, full", [(7, True), (6, False), (15, False)])
-def test_lockstep_batch_matches_dense_algorithm_1_per_problem(n, full):
-    """Four problems (different y, λ, η) in one lockstep batch of the Woodbury form (eigh when
-    n <= Vq, thin SVD of the kernel's factor when n > Vq): each gives the metric, g, objective
-    trace and step sizes of Algorithm 1 written with dense A-steps (9) and g-steps (8)."""
+def test_lockstep_batch_matches_dense_algorithm_1_per_problem(n, full, learn_weights):
+    """Four problems (different y, λ, η) in one lockstep batch in the eigenbasis (eigh when
+    n <= Vq, thin SVD of the kernel's factor when n > Vq; one at a time with w-steps): each gives
+    the metric, g, weights, objective trace and step sizes of Algorithm 1 written with dense
+    w-steps (10), A-steps (9) and g-steps (8), including fits that stop when no halving helps."""
     rng = np.random.default_rng(n)
     V, q = 2, (n if full else 4)
     U = rng.normal(size=(V, n, q))
@@ -92,27 +93,32 @@ def test_lockstep_batch_matches_dense_algorithm_1_per_problem(n, full):
         U = U @ np.swapaxes(U, 1, 2)  # U_v = K_v
     Y = rng.normal(size=(n, 2))
     penalties = [(0.3, 0.8, 0.5), (0.05, 2.0, 0.2)]
-    solver = _Solver(U, "learn", full, False, 5, 1e-6)
+    solver = _Solver(U, "learn", full, learn_weights, 5, 1e-6, max_backtrack=2)
     assert solver.aux0.Q.shape == (n, min(n, V * q))
     results = solver.fit(Y, penalties)
-    w = np.full(V, 0.5)
-    M = _design(U, w)
     for i, (res, (lmbda, eta, mu0)) in enumerate(zip(results, np.repeat(penalties, 2, axis=0))):
         y = Y[:, i % 2]
 
-        def g_step(A):
+        def g_step(A, w):
+            M = np.hstack([wv * Uv for wv, Uv in zip(w, U)])
             c = np.linalg.solve(M @ A @ M.T + lmbda * np.eye(n), y)
             g = A @ M.T @ c
-            return g, M.T @ c, mvml_objective(U, A, g, w, y, lmbda, eta)
+            return g, mvml_objective(U, A, g, w, y, lmbda, eta)
 
-        A = initial_metric(U, "learn", full)
-        g, z, J = g_step(A)
+        A, w = initial_metric(U, "learn", full), np.full(V, 0.5)
+        g, J = g_step(A, w)
         objective, steps = [J], []
         for _ in range(5):
-            mu = mu0
-            while (J_t := g_step(A_t := a_step(A, z, mu, lmbda, eta))[2]) > J:
-                mu /= 2
-            A, (g, z, _), steps = A_t, g_step(A_t), steps + [mu]
+            z = np.linalg.pinv(A, hermitian=True) @ g
+            if learn_weights:
+                w = w_step(U, g, y)
+            for mu in mu0 * 0.5 ** np.arange(2):
+                g_t, J_t = g_step(A_t := a_step(A, z, mu, lmbda, eta), w)
+                if J_t <= J:
+                    break
+            if J_t > J:
+                break
+            A, g, steps = A_t, g_t, steps + [mu]
             objective.append(J_t)
             J, decrease = J_t, J - J_t
             if decrease <= 1e-6 * abs(J_t):
@@ -121,6 +127,7 @@ def test_lockstep_batch_matches_dense_algorithm_1_per_problem(n, full):
         np.testing.assert_array_equal(res["step_size"], steps)
         np.testing.assert_allclose(solver.metric_matrix(res), A, rtol=1e-8, atol=1e-12)
         np.testing.assert_allclose(res["g"], g, rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(res["w"], w, rtol=1e-10)
 
 
 @pytest.mark.parametrize("form", ["dual", "primal"])
