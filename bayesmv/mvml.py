@@ -52,6 +52,7 @@ objective never increases.
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -467,10 +468,11 @@ def _learned_metric_fits(U, A0, base, Y, lmbda, eta, mu0, max_iter, tol, max_bac
 
     Everything runs in the base kernel's eigenbasis, on ``x = Q'c``: with ``z = M'c = M'Qx``,
     ``Q'Mz = Wx``, ``z'z = x'Wx`` and ``z'Ãz = α x'diag(s)x + Σ_j β_j (T_j'x)²``, so a trial step
-    costs ``O(r K²)`` and a step ``O(r²)``; the ``z`` columns of ``Ã`` are formed at the end.
-    ``full`` not None: the w-step (10/17) before each A-step (one row): the kernel is decomposed
-    again for the new weights and ``z``, ``Ã z`` and the columns are kept explicitly.
-    Returns ``((α, β, Z), G, w, objectives, step sizes, converged)``."""
+    costs ``O(r K²)`` and a step ``O(r²)``; ``g = Ãz`` is formed at the end, the ``z`` columns of
+    ``Ã`` only when ``metric_of(b)`` asks for row ``b``'s ``Ã``. ``full`` not None: the w-step
+    (10/17) before each A-step (one row): the kernel is decomposed again for the new weights and
+    ``z``, ``Ãz`` and the columns are kept explicitly.
+    Returns ``(metric_of, G, w, objectives, step sizes, converged)``."""
     B, N, K = Y.shape[0], A0.shape[0], max_iter
     start = None if np.array_equal(A0, np.eye(N)) else A0
     r = base.Q.shape[1]
@@ -542,11 +544,28 @@ def _learned_metric_fits(U, A0, base, Y, lmbda, eta, mu0, max_iter, tol, max_bac
         converged[stuck], active[stuck] = True, False
         if (nxt := acc[active[acc]]).size:
             start_iteration(nxt)
-    if full is None:  # z_j = M'Q x_j
-        Zc = np.swapaxes(_apply_Mt(U, base.w, np.swapaxes(Xc, 1, 2) @ base.Q.T), 1, 2)
-    _, G = explicit_z(np.arange(B))
-    factors = (metric.alpha, metric.beta, Zc)
-    return factors, G, base.w, [np.asarray(o) for o in objective], [np.asarray(m) for m in steps], converged
+    if full is None:  # g = α Ã0 z + M'Q Xc (β ∘ T'x) (z_j'z = T_j'x, z_j = M'Q x_j); Z on demand
+        mixed = np.einsum("brk,bk->br", Xc, metric.beta * np.einsum("brk,br->bk", metric.T, x))
+        if start is None:
+            G = _apply_Mt(U, base.w, (metric.alpha[:, None] * x + mixed) @ base.Q.T)
+        else:
+            G = metric.alpha[:, None] * (explicit_z(np.arange(B))[0] @ A0) + _apply_Mt(
+                U, base.w, mixed @ base.Q.T
+            )
+
+        def metric_of(b):
+            return _dense_metric(
+                A0, metric.alpha[b], metric.beta[b], _apply_Mt(U, base.w, Xc[b].T @ base.Q.T).T
+            )
+
+    else:
+        G = explicit_z(np.arange(B))[1]
+
+        def metric_of(b):
+            return _dense_metric(A0, metric.alpha[b], metric.beta[b], Zc[b])
+
+    objective = [np.asarray(o) for o in objective]
+    return metric_of, G, base.w, objective, [np.asarray(m) for m in steps], converged
 
 
 class _Solver:
@@ -588,7 +607,7 @@ class _Solver:
         return self._fit_learned(rows, pen)
 
     def _fit_learned(self, rows, pen):
-        factors, G, w, objective, steps, converged = _learned_metric_fits(
+        metric_of, G, w, objective, steps, converged = _learned_metric_fits(
             self.U,
             self.A0,
             self.aux0,
@@ -601,7 +620,7 @@ class _Solver:
         )
         return [
             {
-                "A": tuple(f[b] for f in factors),
+                "A": functools.partial(metric_of, b),
                 "g": G[b],
                 "w": w,
                 "objective": objective[b],
@@ -614,7 +633,7 @@ class _Solver:
     def metric_matrix(self, result):
         """The fitted ``Ã`` of one result of :meth:`fit` as a matrix."""
         A = result["A"]
-        return _dense_metric(self.A0, *A) if isinstance(A, tuple) else A
+        return A() if callable(A) else A
 
     def _fit_generic(self, y, lmbda, eta, mu0):
         """Algorithm 1 for the sparse (12/18) and fixed metrics, one output."""
