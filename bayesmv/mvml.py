@@ -238,15 +238,6 @@ def _trial(U, A, aux, z, w, y, mu, lmbda, eta, metric, form):
     return A_try, aux, g, z_new, J
 
 
-def _rank_one_update(mu, lmbda, eta, A_sq, z, g):
-    """``Ã' = aÃ + b zz'`` with ``a = 1 - 2μη``, ``b = μλ`` (eq. 9/16) and
-    ``||Ã'||² = a²||Ã||² + 2ab z'Ãz + b²||z||⁴`` (``Ãz = g``). Returns ``(a, b, ||Ã'||²)``."""
-    a = 1.0 - 2.0 * mu * eta
-    b = mu * lmbda
-    zz = z @ z
-    return a, b, a * a * A_sq + 2.0 * a * b * (z @ g) + b * b * zz * zz
-
-
 class _BaseKernel(NamedTuple):
     """Thin eigendecomposition ``M Ã0 M' = Q diag(s) Q'`` (``Q``: ``n x r``) of the starting
     metric's multi-view kernel under the weights ``w``, and ``W = Q'MM'Q`` (``r x r``)."""
