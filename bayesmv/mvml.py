@@ -261,10 +261,11 @@ class _LowRankMetric(NamedTuple):
     sq: np.ndarray
 
 
-def _base_kernel(U, w, full):
+def _base_kernel(U, w, full, with_W=True):
     """``M Ã0 M'`` for the block-diagonal start of the learned metric (``Σ_v w_v² U_v U_v'`` full,
     ``Σ_v w_v² (U_v U_v')²`` Nyström): ``eigh`` of the ``n x n`` kernel when ``n <= Vq``, else the
-    thin SVD of its ``n x Vq`` factor ``[w_v U_v (U_v'U_v)^{1/2}]`` (no ``n x n`` matrix)."""
+    thin SVD of its ``n x Vq`` factor ``[w_v U_v (U_v'U_v)^{1/2}]`` (no ``n x n`` matrix). ``W``
+    only ``with_W`` (the fixed-weight path uses it; after a w-step it would be wasted)."""
     V, n, q = U.shape
     if n <= V * q:
         s, Q = sla.eigh(_blockdiag_gram(U, w, full), driver="evd", check_finite=False)  # divide and conquer
@@ -273,6 +274,8 @@ def _base_kernel(U, w, full):
         F = np.concatenate([wv * Uv @ _sqrt_factor(Uv.T @ Uv) for Uv, wv in zip(U, w)], axis=1)
         Q, sigma, _ = sla.svd(F, full_matrices=False, check_finite=False)
         s = sigma * sigma
+    if not with_W:
+        return _BaseKernel(Q, s, None, w)
     QM = _apply_Mt(U, w, Q.T)  # (M'Q)' = Q'M
     return _BaseKernel(Q, s, _symmetric(QM @ QM.T), w)
 
@@ -308,12 +311,12 @@ def _a_step_rows(metric, slot, Qz, zz, zg, mu, lmbda, eta):
     """A-step (9/16) ``Ã' = aÃ + b zz'`` (``a = 1 - 2μη``, ``b = μλ``; ``Qz = Q'Mz``, ``zz = z'z``,
     ``zg = z'Ãz``) into column ``slot`` of each row; ``||Ã'||² = a²||Ã||² + 2ab z'Ãz + b²||z||⁴``.
     Returns the metric and the mask ``a > 0`` (otherwise ``Ã'`` leaves the PD cone; such rows
-    keep ``a = 1``)."""
+    keep ``a = 1``). Writes the new column into ``metric.T``: pass rows taken with :func:`_take`."""
     ok = 1.0 - 2.0 * mu * eta > 0.0
     a = np.where(ok, 1.0 - 2.0 * mu * eta, 1.0)
     b = mu * lmbda
     rows = np.arange(a.size)
-    beta, T = a[:, None] * metric.beta, metric.T.copy()
+    beta, T = a[:, None] * metric.beta, metric.T
     beta[rows, slot], T[rows, :, slot] = b, Qz
     return _LowRankMetric(
         a * metric.alpha, beta, T, a * a * metric.sq + 2.0 * a * b * zg + b * b * zz * zz
@@ -321,6 +324,7 @@ def _a_step_rows(metric, slot, Qz, zz, zg, mu, lmbda, eta):
 
 
 def _take(metric, rows):
+    """A copy of the ``rows`` of a batch (integer or boolean index)."""
     return _LowRankMetric(*(x[rows] for x in metric))
 
 
@@ -451,7 +455,7 @@ def _check_finite(J):
     return J
 
 
-def _learned_metric_fits(U, A0, base, Y, lmbda, eta, mu0, max_iter, tol, max_backtrack, full=None):
+def _learned_metric_fits(U, A0, base, Y, lmbda, eta, mu0, max_iter, tol, max_backtrack, full, learn_weights):
     """Algorithm 1 with the learned metric for the rows of ``Y`` (``B x n``; ``lmbda``, ``eta``,
     ``mu0``: ``(B,)``), in lockstep: each round every unfinished row tries its step size ``μ``;
     a row whose objective (7)/(13) does not increase takes the step, the others halve ``μ``
@@ -460,23 +464,25 @@ def _learned_metric_fits(U, A0, base, Y, lmbda, eta, mu0, max_iter, tol, max_bac
     Everything runs in the base kernel's eigenbasis, on ``x = Q'c``: with ``z = M'c = M'Qx``,
     ``Q'Mz = Wx``, ``z'z = x'Wx`` and ``z'Ãz = α x'diag(s)x + Σ_j β_j (T_j'x)²``, so a trial step
     costs ``O(r K²)`` and a step ``O(r²)``; ``g = Ãz`` is formed at the end, the ``z`` columns of
-    ``Ã`` only when ``metric_of(b)`` asks for row ``b``'s ``Ã``. ``full`` not None: the w-step
-    (10/17) before each A-step (one row): the kernel is decomposed again for the new weights and
-    ``z``, ``Ãz`` and the columns are kept explicitly.
+    ``Ã`` only when ``metric_of(b)`` asks for row ``b``'s ``Ã``. ``full``: ``Ã0 = I`` (the full
+    path). ``learn_weights``: the w-step (10/17) before each A-step (one row): the kernel is
+    decomposed again for the new weights and ``z``, ``Ãz`` and the columns are kept explicitly.
     Returns ``(metric_of, G, w, objectives, step sizes, converged)``."""
     B, N, K = Y.shape[0], A0.shape[0], max_iter
-    start = None if np.array_equal(A0, np.eye(N)) else A0
     r = base.Q.shape[1]
     metric = _LowRankMetric(np.ones(B), np.zeros((B, K)), np.zeros((B, r, K)), np.full(B, np.sum(A0 * A0)))
-    Xc, Zc = np.zeros((B, r, K)), np.zeros((B, N, K))  # the steps' x (fixed weights) or z (learned)
+    cols = np.zeros((B, N if learn_weights else r, K))  # the steps' z (learned weights) or x = Q'c
+    everyone = np.arange(B)
 
     def project(base):
         QY = Y @ base.Q
         return QY, np.maximum(np.sum(Y * Y, axis=1) - np.sum(QY * QY, axis=1), 0.0)
 
-    def explicit_z(rows):  # z = M'Qx and g = Ãz, in the basis x was computed in
-        z = _apply_Mt(U, x_base.w, x[rows] @ x_base.Q.T)
-        return z, _metric_times(start, metric.alpha[rows], metric.beta[rows], Zc[rows], z)
+    def z_of(rows):  # z = M'Qx, in the basis x was computed in
+        return _apply_Mt(U, x_base.w, x[rows] @ x_base.Q.T)
+
+    def g_of(rows, z):  # g = Ãz with explicit columns (learned weights)
+        return _metric_times(None if full else A0, metric.alpha[rows], metric.beta[rows], cols[rows], z)
 
     QY, y_perp = project(base)
     x, x_base = _eigen_solve(base, metric, QY, lmbda), base
@@ -485,11 +491,11 @@ def _learned_metric_fits(U, A0, base, Y, lmbda, eta, mu0, max_iter, tol, max_bac
     n_steps, n_halved, mu = np.zeros(B, int), np.zeros(B, int), mu0.copy()
     active, converged = np.full(B, K > 0), np.zeros(B, bool)
     Qz, zz, zg = np.zeros_like(QY), np.zeros(B), np.zeros(B)
-    z_now = np.zeros((B, N))
+    z_now = np.zeros((B, N)) if learn_weights else None
 
     def start_iteration(rows):
         nonlocal base, metric, QY, y_perp
-        if full is None:
+        if not learn_weights:
             Qz[rows] = x[rows] @ base.W
             zz[rows] = np.sum(x[rows] * Qz[rows], axis=1)
             Tx = np.einsum("brk,br->bk", metric.T[rows], x[rows])
@@ -497,15 +503,16 @@ def _learned_metric_fits(U, A0, base, Y, lmbda, eta, mu0, max_iter, tol, max_bac
                 metric.beta[rows] * Tx**2, 1
             )
             return
-        z, g = explicit_z(rows)  # w-step, then the kernel and the metric's image for the new weights
-        base = _base_kernel(U, w_step(U, g[0], Y[0]), full)
+        z = z_of(rows)  # w-step, then the kernel and the metric's image for the new weights
+        g = g_of(rows, z)
+        base = _base_kernel(U, w_step(U, g[0], Y[0]), full, with_W=False)
         QY, y_perp = project(base)
-        metric = metric._replace(T=np.swapaxes(_apply_M(U, base.w, np.swapaxes(Zc, 1, 2)) @ base.Q, 1, 2))
+        metric = metric._replace(T=np.swapaxes(_apply_M(U, base.w, np.swapaxes(cols, 1, 2)) @ base.Q, 1, 2))
         z_now[rows], Qz[rows] = z, _apply_M(U, base.w, z) @ base.Q
         zz[rows], zg[rows] = np.sum(z * z, axis=1), np.sum(z * g, axis=1)
 
     if K:
-        start_iteration(np.arange(B))
+        start_iteration(everyone)
     while active.any():
         rows = np.flatnonzero(active)
         trial, ok = _a_step_rows(
@@ -516,7 +523,7 @@ def _learned_metric_fits(U, A0, base, Y, lmbda, eta, mu0, max_iter, tol, max_bac
         took = ok & (J_t <= J[rows])
         acc, rej = rows[took], rows[~took]
         _put(metric, acc, _take(trial, took))
-        Xc[acc, :, n_steps[acc]], Zc[acc, :, n_steps[acc]] = x[acc], z_now[acc]
+        cols[acc, :, n_steps[acc]] = z_now[acc] if learn_weights else x[acc]
         x[acc] = x_t[took]
         if acc.size:
             x_base = base
@@ -535,25 +542,23 @@ def _learned_metric_fits(U, A0, base, Y, lmbda, eta, mu0, max_iter, tol, max_bac
         converged[stuck], active[stuck] = True, False
         if (nxt := acc[active[acc]]).size:
             start_iteration(nxt)
-    if full is None:  # g = α Ã0 z + M'Q Xc (β ∘ T'x) (z_j'z = T_j'x, z_j = M'Q x_j); Z on demand
-        mixed = np.einsum("brk,bk->br", Xc, metric.beta * np.einsum("brk,br->bk", metric.T, x))
-        if start is None:
+    if learn_weights:
+        G = g_of(everyone, z_of(everyone))
+
+        def metric_of(b):
+            return _dense_metric(A0, metric.alpha[b], metric.beta[b], cols[b])
+
+    else:  # g = α Ã0 z + M'Q X (β ∘ T'x) (z_j'z = T_j'x, z_j = M'Q x_j); Z on demand
+        mixed = np.einsum("brk,bk->br", cols, metric.beta * np.einsum("brk,br->bk", metric.T, x))
+        if full:
             G = _apply_Mt(U, base.w, (metric.alpha[:, None] * x + mixed) @ base.Q.T)
         else:
-            G = metric.alpha[:, None] * (explicit_z(np.arange(B))[0] @ A0) + _apply_Mt(
-                U, base.w, mixed @ base.Q.T
-            )
+            G = metric.alpha[:, None] * (z_of(everyone) @ A0) + _apply_Mt(U, base.w, mixed @ base.Q.T)
 
         def metric_of(b):
             return _dense_metric(
-                A0, metric.alpha[b], metric.beta[b], _apply_Mt(U, base.w, Xc[b].T @ base.Q.T).T
+                A0, metric.alpha[b], metric.beta[b], _apply_Mt(U, base.w, cols[b].T @ base.Q.T).T
             )
-
-    else:
-        G = explicit_z(np.arange(B))[1]
-
-        def metric_of(b):
-            return _dense_metric(A0, metric.alpha[b], metric.beta[b], Zc[b])
 
     objective = [np.asarray(o) for o in objective]
     return metric_of, G, base.w, objective, [np.asarray(m) for m in steps], converged
@@ -575,7 +580,7 @@ class _Solver:
         self.A0 = initial_metric(U, metric, full)
         self.w0 = np.full(self.V, 1.0 / self.V)
         if metric == "learn":
-            self.aux0 = _base_kernel(U, self.w0, full)
+            self.aux0 = _base_kernel(U, self.w0, full, with_W=not learn_weights)
         elif self.form == "primal":
             self.aux0 = _feature_gram(U)
         elif metric == "sparse":  # block-diagonal start: M Ã M' = Σ_v w_v² U_v Ã_vv U_v'
@@ -607,7 +612,8 @@ class _Solver:
             self.max_iter,
             self.tol,
             self.max_backtrack,
-            self.full if self.learn_weights else None,
+            self.full,
+            self.learn_weights,
         )
         return [
             {
@@ -628,19 +634,19 @@ class _Solver:
 
     def _fit_generic(self, y, lmbda, eta, mu0):
         """Algorithm 1 for the sparse (12/18) and fixed metrics, one output."""
-        learn = self.metric == "sparse"
+        sparse = self.metric == "sparse"
         A, w, aux = self.A0, self.w0, self.aux0
         zero = np.zeros(self.N)
         _, aux, g, z, J = _trial(self.U, A, aux, zero, w, y, 0.0, lmbda, eta, self._pen_metric, self.form)
         J = _check_finite(float(J))
         objective, steps = [J], []
-        converged = not learn and not self.learn_weights
+        converged = not sparse and not self.learn_weights
         for _ in range(0 if converged else self.max_iter):
             if self.learn_weights:  # w-step (10)/(17); then M Ã M' for the new w
                 w = w_step(self.U, g, y)
                 if self.form == "dual":
                     aux = _mv_gram(self.U, w, A)
-            if not learn:  # fixed metric: alternate g- and w-steps only
+            if not sparse:  # fixed metric: alternate g- and w-steps only
                 _, aux, g, z, J_new = _trial(
                     self.U, A, aux, zero, w, y, 0.0, lmbda, eta, self._pen_metric, self.form
                 )
