@@ -84,9 +84,9 @@ def test_mvl_regressor_cv_chooses_as_grid_search(multi_output):
     search.fit(MultiViewArray(Xs), y, Xs_unlabeled=unl)
     assert cv_est.best_params_ == search.best_params_
     # R² from the eigh path (CV) and from Cholesky solves (GridSearchCV): with gamma_B = gamma_W = 0
-    # P H P has rank l, and the two agree to ~1e-12
+    # P H P has rank l, and the two differ by up to 1.5e-12 (measured), not by 1e-16
     np.testing.assert_allclose(
-        cv_est.cv_results_["mean_test_score"], search.cv_results_["mean_test_score"], rtol=0, atol=1e-10
+        cv_est.cv_results_["mean_test_score"], search.cv_results_["mean_test_score"], rtol=0, atol=1e-11
     )
     np.testing.assert_allclose(cv_est.predict(Xs), search.predict(MultiViewArray(Xs)), rtol=1e-10, atol=1e-12)
     assert cv_est.score(Xs, y) == pytest.approx(search.score(MultiViewArray(Xs), y), abs=1e-12)
