@@ -88,6 +88,7 @@ __all__ = [
     "graph_laplacian",
     "knn_graph",
     "mvl_ls_cg",
+    "mvl_ls_loo",
     "mvl_ls_objective",
     "mvl_ls_path",
     "mvl_ls_solve",
@@ -338,6 +339,27 @@ def mvl_ls_path(Ks, Y, c, gamma_As, gamma_B=0.0, gamma_W=0.0, Ls=None, Ps=None, 
         z = V @ (VtPY / (w + lam)[:, None])
         out.append(((Yc - H @ _pblock(Ps, z)) / lam).reshape(m, N, d))
     return out
+
+
+def mvl_ls_loo(Ks, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None, Ps=None):
+    """Exact leave-one-out outputs ``(l, d)`` of MVL-LS (Theorem 10, ``R = I``): row ``i`` is
+    ``C f(x_i)`` of the fit whose objective (10) drops the loss of point ``i``, which stays in
+    the training set as an unlabelled point (its graph edges and ``M_B`` term remain).
+
+    The labelled outputs are linear in the targets, ``C f(x_L) = S Y`` with the symmetric hat
+    matrix ``S = B' P (P H P + l gamma_A I)^{-1} P B`` (``B = c ⊗ J``, so ``0 <= S_ii < 1``), the
+    same for every output column. Replacing ``y_i`` by the left-out prediction leaves the left-out
+    fit optimal, hence ``f_{-i}(x_i) = (C f(x_i) - S_ii y_i) / (1 - S_ii)``: one solve with ``l``
+    right-hand sides instead of ``l`` refits. The loss keeps its ``1/l`` weight."""
+    Y = np.asarray(Y, dtype=float)
+    Y = Y[:, None] if Y.ndim == 1 else Y
+    ell = Y.shape[0]
+    A = mvl_ls_solve(Ks, np.eye(ell), c, gamma_A, gamma_B, gamma_W, Ls, Ps=Ps)
+    S = sum(cv * np.asarray(K)[:ell] @ Av for cv, K, Av in zip(np.asarray(c, dtype=float), Ks, A))
+    h = np.diag(S)
+    if not np.all(np.isfinite(S)) or np.any(h >= 1.0):
+        raise FloatingPointError("leave-one-out hat matrix is singular (S_ii >= 1); increase gamma_A")
+    return (S @ Y - h[:, None] * Y) / (1.0 - h)[:, None]
 
 
 class _FixedManifoldLS:

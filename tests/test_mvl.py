@@ -19,6 +19,7 @@ from bayesmv.mvl import (
     graph_laplacian,
     knn_graph,
     mvl_ls_cg,
+    mvl_ls_loo,
     mvl_ls_objective,
     mvl_ls_path,
     mvl_ls_solve,
@@ -321,6 +322,26 @@ def test_precomputed_semisupervised_and_cg_match_dense():
     cg = MVLRegressor(kernel="rbf", kernel_params={"gamma": gam}, solver="cg", cg_tol=1e-12, **kw)
     cg.fit([X[lab] for X in Xs], y[lab].astype(float), Xs_unlabeled=[X[unl] for X in Xs])
     np.testing.assert_allclose(cg.predict(Xs), reg.predict(Xs), atol=1e-6)
+
+
+@pytest.mark.parametrize("gB, gW", [(0.0, 0.0), (0.05, 0.02)])
+def test_ls_loo_equals_refits_without_each_label(gB, gW):
+    """Leave-one-out outputs from the hat matrix = ``l`` refits in which point ``i`` keeps its
+    place in the graph but loses its label (objective (10) with the loss weight ``1/l`` kept, i.e.
+    the ``l - 1``-label solve with every ``gamma`` scaled by ``l / (l - 1)``)."""
+    rng, _, Ks = _toy(n=11, seed=3)
+    Ls = [graph_laplacian(K) for K in Ks]
+    ell, c, gA = 7, rng.normal(size=3), 0.03
+    Y = rng.normal(size=(ell, 2))
+    loo = mvl_ls_loo(Ks, Y, c, gA, gB, gW, Ls)
+    s = ell / (ell - 1)
+    for i in range(ell):
+        order = np.r_[np.delete(np.arange(ell), i), np.arange(ell, 11), i]
+        Ko = [K[np.ix_(order, order)] for K in Ks]
+        A = mvl_ls_solve(
+            Ko, np.delete(Y, i, 0), c, s * gA, s * gB, s * gW, [L[np.ix_(order, order)] for L in Ls]
+        )
+        np.testing.assert_allclose(loo[i], sum(c[v] * Ko[v][-1] @ A[v] for v in range(3)), atol=1e-10)
 
 
 def test_optc_woodbury_solver_matches_direct():
