@@ -64,6 +64,7 @@ from sklearn.base import (
     RegressorMixin,
     clone,
     is_classifier,
+    is_regressor,
 )
 from sklearn.metrics import accuracy_score, r2_score
 
@@ -94,6 +95,7 @@ __all__ = [
     "mvl_ls_solve",
     "mvl_svm_dual_gram",
     "mvl_svm_solve",
+    "select_manifold_weights",
     "psd_sqrt",
     "simplex_coding",
     "sphere_lstsq",
@@ -360,6 +362,53 @@ def mvl_ls_loo(Ks, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None, Ps=None):
     if not np.all(np.isfinite(S)) or np.any(h >= 1.0):
         raise FloatingPointError("leave-one-out hat matrix is singular (S_ii >= 1); increase gamma_A")
     return (S @ Y - h[:, None] * Y) / (1.0 - h)[:, None]
+
+
+AUTO_GAMMA_B = (0.0, 1e-6)
+AUTO_GAMMA_W = (0.0, 1e-6, 1e-4, 1e-2)
+
+
+def select_manifold_weights(Ks, Y, c, gamma_A, gamma_Bs, gamma_Ws, Ls=None, Ps=None, score="accuracy"):
+    """Manifold weights ``(gamma_B, gamma_W)`` of MVL-LS chosen by exact leave-one-out
+    (:func:`mvl_ls_loo`) over the labelled points, with a fallback to the first pair.
+
+    Every pair of ``gamma_Bs x gamma_Ws`` gets per-point leave-one-out scores: correct class
+    (``score="accuracy"``: argmax of the outputs against the argmax of the ±1 targets) or minus
+    the squared error (``"squared"``). The first pair ``(gamma_Bs[0], gamma_Ws[0])`` is the
+    fallback; another pair is taken only when its mean paired gain over the fallback exceeds one
+    standard error, the largest such gain winning (ties: the smaller squared error). So a graph
+    that disagrees with the labels is not used, nor one that the ``l`` labelled points cannot tell
+    from the fallback (with one label per class no point is predicted right after leaving it out,
+    and the fallback stays). Cost: one ``mvl_ls_loo`` (a Cholesky of order ``m N``) per pair.
+
+    Returns ``(gamma_B, gamma_W, table)``; ``table`` holds one array entry per pair (as
+    ``cv_results_``, ready for ``pandas.DataFrame``): ``gamma_B``, ``gamma_W``, ``loo_score``
+    (mean per-point score), ``gain`` and ``gain_se`` (paired, against the fallback), ``loo_mse``."""
+    if score not in ("accuracy", "squared"):
+        raise ValueError(f"score must be 'accuracy' or 'squared', got {score!r}")
+    Y = np.asarray(Y, dtype=float)
+    Y = Y[:, None] if Y.ndim == 1 else Y
+    if Ls is None and any(gamma_Ws):
+        raise ValueError("gamma_W > 0 needs the graph Laplacians Ls")
+    Ps = [psd_sqrt(K) for K in Ks] if Ps is None else Ps
+    per_point = {}
+    for gB in gamma_Bs:
+        for gW in gamma_Ws:
+            loo = mvl_ls_loo(Ks, Y, c, gamma_A, gB, gW, Ls if gW else None, Ps)
+            sq = np.sum((loo - Y) ** 2, axis=1)
+            hit = (np.argmax(loo, 1) == np.argmax(Y, 1)).astype(float) if score == "accuracy" else -sq
+            per_point[(float(gB), float(gW))] = (hit, sq)
+    fallback = (float(gamma_Bs[0]), float(gamma_Ws[0]))
+    rows, best, best_key = [], fallback, None
+    for pair, (hit, sq) in per_point.items():
+        diff = hit - per_point[fallback][0]
+        se = float(diff.std(ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else np.inf
+        rows.append((*pair, hit.mean(), diff.mean(), se, sq.mean()))
+        key = (diff.mean(), -sq.mean())
+        if pair != fallback and diff.mean() > se and (best_key is None or key > best_key):
+            best, best_key = pair, key
+    names = ("gamma_B", "gamma_W", "loo_score", "gain", "gain_se", "loo_mse")
+    return best[0], best[1], dict(zip(names, np.array(rows, dtype=float).T))
 
 
 class _FixedManifoldLS:
@@ -872,7 +921,12 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
         for name in ("gamma_A",):
             check_positive(name, getattr(self, name))
         for name in ("gamma_B", "gamma_W"):
-            check_positive(name, getattr(self, name), allow_zero=True)
+            value = getattr(self, name)
+            if isinstance(value, str):
+                if value != "auto":
+                    raise ValueError(f"{name}={value!r}; use a number >= 0 or 'auto'")
+            else:
+                check_positive(name, value, allow_zero=True)
         check_positive("max_iter", self.max_iter, integer=True)
         check_positive("tol", self.tol)
         check_positive("n_neighbors", self.n_neighbors, integer=True)
@@ -971,10 +1025,18 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
                 "optimize_c=True is only defined for loss='squared' (MVL-LS-optC, §6; Remark 18)"
             )
         N = data[0].shape[0]
+        self.gamma_B_, self.gamma_W_, self.manifold_selection_ = self.gamma_B, self.gamma_W, None
         self.n_labeled_ = ell
         self.n_unlabeled_ = N - ell
+        auto = [name for name in ("gamma_B", "gamma_W") if isinstance(getattr(self, name), str)]
+        if auto and self.solver == "cg":
+            raise ValueError(
+                f"{' and '.join(auto)}='auto' is chosen by exact leave-one-out, which needs the dense "
+                "solver; give numbers with solver='cg'"
+            )
         use_cg = self.solver == "cg" or (
             self.solver == "auto"
+            and not auto
             and gkernel is not None
             and N * m > 6000
             and loss == "squared"
@@ -994,8 +1056,8 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
                 Y,
                 c,
                 self.gamma_A,
-                self.gamma_B,
-                self.gamma_W,
+                self.gamma_B_,
+                self.gamma_W_,
                 tol=self.cg_tol,
                 max_iter=self.cg_max_iter,
             )
@@ -1014,46 +1076,60 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
             return self
         Ks = self._train_grams(data, gkernel)
         Ls = None
-        if self.gamma_W:
+        if "gamma_W" in auto or self.gamma_W:
             Ls = view_laplacians(Ks, self.graph, self.n_neighbors, self.laplacian, self.laplacian_power)
         Ps = [psd_sqrt(K) for K in Ks]
+        if auto:
+            self.gamma_B_, self.gamma_W_, self.manifold_selection_ = select_manifold_weights(
+                Ks,
+                Y,
+                c,
+                self.gamma_A,
+                AUTO_GAMMA_B if "gamma_B" in auto else (self.gamma_B,),
+                AUTO_GAMMA_W if "gamma_W" in auto else (self.gamma_W,),
+                Ls,
+                Ps,
+                score="squared" if is_regressor(self) else "accuracy",
+            )
+        gamma_B, gamma_W = self.gamma_B_, self.gamma_W_
+        Ls = Ls if gamma_W else None
         if loss == "squared":
             objs, cs = [], []
             converged = True
             n_iter = 1 if not self.optimize_c else self.max_iter
             radius = float(np.linalg.norm(c))
             if self.optimize_c:
-                fixed = _FixedManifoldLS(Ps, Ls, ell, self.gamma_A, self.gamma_B, self.gamma_W)
+                fixed = _FixedManifoldLS(Ps, Ls, ell, self.gamma_A, gamma_B, gamma_W)
 
                 def solve(c):
                     return fixed.solve(c, Y)
             else:
 
                 def solve(c):
-                    return mvl_ls_solve(Ks, Y, c, self.gamma_A, self.gamma_B, self.gamma_W, Ls, Ps=Ps)
+                    return mvl_ls_solve(Ks, Y, c, self.gamma_A, gamma_B, gamma_W, Ls, Ps=Ps)
 
             for it in range(n_iter):
                 A = solve(c)
-                objs.append(mvl_ls_objective(Ks, Y, c, A, self.gamma_A, self.gamma_B, self.gamma_W, Ls))
+                objs.append(mvl_ls_objective(Ks, Y, c, A, self.gamma_A, gamma_B, gamma_W, Ls))
                 cs.append(c.copy())
                 if not self.optimize_c:
                     break
                 # c-step (eq. 85): F[(i, k), v] = f^v(x_i)_k over labelled points
                 F = np.stack([Ks[v][:ell] @ A[v] for v in range(m)], axis=-1).reshape(-1, m)
                 c_new, _ = sphere_lstsq(F, Y.ravel(), radius)
-                obj_c = mvl_ls_objective(Ks, Y, c_new, A, self.gamma_A, self.gamma_B, self.gamma_W, Ls)
+                obj_c = mvl_ls_objective(Ks, Y, c_new, A, self.gamma_A, gamma_B, gamma_W, Ls)
                 objs.append(obj_c)
                 cs.append(c_new.copy())
                 c = c_new
                 if len(objs) >= 3 and abs(objs[-3] - objs[-1]) <= self.tol * max(1.0, abs(objs[-1])):
                     A = solve(c)
-                    objs.append(mvl_ls_objective(Ks, Y, c, A, self.gamma_A, self.gamma_B, self.gamma_W, Ls))
+                    objs.append(mvl_ls_objective(Ks, Y, c, A, self.gamma_A, gamma_B, gamma_W, Ls))
                     break
             else:
                 if self.optimize_c:
                     converged = False
                     A = solve(c)
-                    objs.append(mvl_ls_objective(Ks, Y, c, A, self.gamma_A, self.gamma_B, self.gamma_W, Ls))
+                    objs.append(mvl_ls_objective(Ks, Y, c, A, self.gamma_A, gamma_B, gamma_W, Ls))
             self.n_iter_ = len(cs)
             self.fit_trace_ = FitTrace(
                 estimates={"c": c},
@@ -1063,7 +1139,7 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
             )
             self.c_history_ = np.asarray(cs)
         else:
-            M = _manifold_matrix(Ls if Ls is not None else [np.zeros((N, N))] * m, self.gamma_B, self.gamma_W)
+            M = _manifold_matrix(Ls if Ls is not None else [np.zeros((N, N))] * m, gamma_B, gamma_W)
             A, alpha, infos = mvl_svm_solve(
                 Ps,
                 codes,
@@ -1112,6 +1188,8 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
         kernels, Gram matrices and their square roots for further calls on the same training data
         that change only ``graph``, ``n_neighbors`` or ``gamma_W``."""
         self._check_params()
+        if isinstance(self.gamma_B, str) or isinstance(self.gamma_W, str):
+            raise ValueError("the cross-validated path needs numeric gamma_B and gamma_W, not 'auto'")
         Y, _ = self._targets(y)
         if not shared:
             data, gkernel = self._views_and_kernels(Xs, Y.shape[0], Xs_unlabeled)
@@ -1127,6 +1205,7 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
             Ls = view_laplacians(Ks, self.graph, self.n_neighbors, self.laplacian, self.laplacian_power)
         c = self._combination(self.n_views_)
         self.n_labeled_, self.n_unlabeled_ = Y.shape[0], Ks[0].shape[0] - Y.shape[0]
+        self.gamma_B_, self.gamma_W_, self.manifold_selection_ = self.gamma_B, self.gamma_W, None
         for gamma_A, A in zip(gamma_As, mvl_ls_path(Ks, Y, c, gamma_As, self.gamma_B, self.gamma_W, Ls, Ps)):
             if not np.all(np.isfinite(A)):
                 raise FloatingPointError("MVL produced non-finite coefficients; increase gamma_A")
@@ -1180,16 +1259,26 @@ class MVLRegressor(RegressorMixin, MultiOutputMixin, _MVLBase):
         With ``"precomputed"``, ``Xs`` are ``(N, N)`` Grams over labelled-then-unlabelled points
         (``len(y) = l <= N``) and prediction takes ``(n_test, N)`` kernels.
     kernel_params : dict or list of dicts
-    gamma_A, gamma_B, gamma_W : float
-        RKHS, between-view (eq. 57) and within-view (eq. 63) regularisation.
+    gamma_A : float
+        RKHS regularisation.
+    gamma_B, gamma_W : float or "auto"
+        Between-view (eq. 57) and within-view (eq. 63) regularisation. ``"auto"`` (default) picks
+        ``gamma_B`` from ``AUTO_GAMMA_B = (0, 1e-6)`` and ``gamma_W`` from ``AUTO_GAMMA_W = (0,
+        1e-6, 1e-4, 1e-2)`` by the exact leave-one-out of MVL-LS over the labelled points
+        (:func:`select_manifold_weights`: zero unless a pair beats it by more than one standard
+        error; correct classes for the classifier, squared error for the regressor; also for the
+        SVM losses), so unlabelled points enter only where the labels support the graph. Cost:
+        one Cholesky of order ``m N`` per pair (8 pairs), dense solver only. Fitted values in
+        ``gamma_B_``, ``gamma_W_``, the leave-one-out table in ``manifold_selection_``.
     c : array (m,), optional
         Combination weights (eq. 52); uniform ``1/m`` by default. With ``optimize_c`` it is the
         starting point and its norm the sphere radius.
     optimize_c : bool
         Alternating minimisation over ``f`` and ``c`` on the sphere (MVL-LS-optC, §6).
-    graph : {"kernel", "knn"}
-        Within-view graph weights: the Gram matrices (§7.1) or their symmetric k-NN sparsification
-        (``n_neighbors``), per view, over the labelled and unlabelled training points.
+    graph : {"knn", "kernel"}
+        Within-view graph weights: the symmetric k-NN sparsification of the Gram matrices
+        (``n_neighbors``, default 3) or the Gram matrices themselves (§7.1), per view, over the
+        labelled and unlabelled training points.
     laplacian : {"unnormalized", "normalized"}
         ``D - W`` (§4.2) or the symmetric normalised ``D^{-1/2} (D - W) D^{-1/2}`` (scale-free:
         spectrum in ``[0, 2]`` whatever the number of points, so one ``gamma_W`` grid fits all
@@ -1197,7 +1286,8 @@ class MVLRegressor(RegressorMixin, MultiOutputMixin, _MVLBase):
     laplacian_power : int
         Use ``L^p`` per view (iterated Laplacian).
     solver : {"auto", "dense", "cg"}
-        Dense push-through Cholesky or matrix-free CG (``auto``: CG when ``m N > 6000``).
+        Dense push-through Cholesky or matrix-free CG (``auto``: CG when ``m N > 6000`` with numeric
+        ``gamma_B``, ``gamma_W`` and ``graph="kernel"``).
     """
 
     def __init__(
@@ -1205,12 +1295,12 @@ class MVLRegressor(RegressorMixin, MultiOutputMixin, _MVLBase):
         kernel="rbf",
         kernel_params=None,
         gamma_A=1e-5,
-        gamma_B=1e-6,
-        gamma_W=1e-6,
+        gamma_B="auto",
+        gamma_W="auto",
         c=None,
         optimize_c=False,
-        graph="kernel",
-        n_neighbors=10,
+        graph="knn",
+        n_neighbors=3,
         max_iter=20,
         tol=1e-4,
         solver="auto",
@@ -1279,12 +1369,12 @@ class MVLClassifier(ClassifierMixin, _MVLBase):
         kernel_params=None,
         loss="squared",
         gamma_A=1e-5,
-        gamma_B=1e-6,
-        gamma_W=1e-6,
+        gamma_B="auto",
+        gamma_W="auto",
         c=None,
         optimize_c=False,
-        graph="kernel",
-        n_neighbors=10,
+        graph="knn",
+        n_neighbors=3,
         max_iter=20,
         tol=1e-4,
         solver="auto",
@@ -1405,8 +1495,8 @@ class _MVLPathSearch(SearchCVMixin):
 _MVL_CV_DOC = """
 
     Parameters as ``{base}`` (``loss="squared"``, fixed ``c``, dense solver), plus
-    ``gamma_As``, ``gamma_Bs``, ``gamma_Ws``, ``graphs``: the grid (``gamma_Bs`` holds the
-    base's default 1e-6 alone unless given); ``cv``: folds as in ``GridSearchCV``
+    ``gamma_As``, ``gamma_Bs``, ``gamma_Ws``, ``graphs``: the grid (``gamma_Bs`` holds 1e-6 alone
+    unless given); ``cv``: folds as in ``GridSearchCV``
     (an int gives ``{folds}``). The same choice as ``GridSearchCV({base}(solver="dense"),
     {{"gamma_A": gamma_As, "gamma_B": gamma_Bs, "gamma_W": gamma_Ws, "graph": graphs}}, cv=cv)``
     (tested); the speed ratio on mfeat is printed by ``benchmarks/search_cv.py``.

@@ -60,7 +60,13 @@ def worker(method, n, landmarks, cg_iter):
         from bayesmv.mvl import MVLClassifier
 
         est = MVLClassifier(
-            solver="cg", gamma_A=1e-3, gamma_B=1e-6, gamma_W=1e-6, cg_tol=1e-4, cg_max_iter=int(cg_iter)
+            solver="cg",
+            gamma_A=1e-3,
+            gamma_B=1e-6,
+            gamma_W=1e-6,
+            graph="kernel",
+            cg_tol=1e-4,
+            cg_max_iter=int(cg_iter),
         )
         est.fit(Xs, y)
         info = {

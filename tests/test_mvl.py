@@ -12,6 +12,7 @@ from bayesmv.diagnostics import FitTrace
 from bayesmv.kernels import get_kernel, rbf_kernel
 from bayesmv.mvl import (
     MVLClassifier,
+    MVLClassifierCV,
     MVLRegressor,
     _manifold_matrix,
     between_view_matrix,
@@ -25,6 +26,7 @@ from bayesmv.mvl import (
     mvl_ls_solve,
     mvl_svm_solve,
     psd_sqrt,
+    select_manifold_weights,
     simplex_coding,
     sphere_lstsq,
 )
@@ -310,7 +312,7 @@ def test_bad_input():
 def test_precomputed_semisupervised_and_cg_match_dense():
     Xs, y = _mv_data(n=30, seed=2)
     lab, unl = np.arange(0, 30, 2), np.arange(1, 30, 2)
-    kw = dict(gamma_A=1e-2, gamma_B=1e-3, gamma_W=1e-3)
+    kw = dict(gamma_A=1e-2, gamma_B=1e-3, gamma_W=1e-3, graph="kernel")
     gam = 0.05
     reg = MVLRegressor(kernel="rbf", kernel_params={"gamma": gam}, solver="dense", **kw)
     reg.fit([X[lab] for X in Xs], y[lab].astype(float), Xs_unlabeled=[X[unl] for X in Xs])
@@ -342,6 +344,63 @@ def test_ls_loo_equals_refits_without_each_label(gB, gW):
             Ko, np.delete(Y, i, 0), c, s * gA, s * gB, s * gW, [L[np.ix_(order, order)] for L in Ls]
         )
         np.testing.assert_allclose(loo[i], sum(c[v] * Ko[v][-1] @ A[v] for v in range(3)), atol=1e-10)
+
+
+def _moons_views(seed, n_per_class):
+    """Two views of noisy two moons (the second rotated, with its own noise), ``n_per_class``
+    labelled points per class, 200 unlabelled and 192 test points."""
+    from sklearn.datasets import make_moons
+
+    rng = np.random.default_rng(seed)
+    X, y = make_moons(400, noise=0.08, random_state=seed)
+    Xs = [X, X @ np.array([[0.6, -0.8], [0.8, 0.6]]) + rng.normal(scale=0.08, size=X.shape)]
+    lab = np.concatenate([rng.choice(np.flatnonzero(y == k), n_per_class, replace=False) for k in (0, 1)])
+    rest = np.setdiff1d(np.arange(400), lab)
+    return [[X[i] for X in Xs] for i in (lab, rest[:200], rest[200:])], y[lab], y[rest[200:]], rng
+
+
+def test_auto_manifold_weights_follow_the_leave_one_out_rule():
+    """``gamma_B = gamma_W = "auto"``: the fit is the fit at the selected numbers, which are the
+    largest leave-one-out gain over (0, 0) above one standard error, else (0, 0); on moons (the
+    graph agrees with the labels) the unlabelled points never lower test accuracy and raise it on
+    average; with shuffled labels or one label per class the fallback (0, 0) is kept."""
+    kw = dict(kernel_params={"gamma": 2.0}, gamma_A=1e-3)
+    gains = []
+    for seed in range(5):
+        (L, U, T), yl, yt, rng = _moons_views(seed, 4)
+        sup = MVLClassifier(gamma_B=0.0, gamma_W=0.0, **kw).fit(L, yl)
+        semi = MVLClassifier(**kw).fit(L, yl, Xs_unlabeled=U)
+        tab = semi.manifold_selection_
+        ok = (tab["gain"] > tab["gain_se"]) & ((tab["gamma_B"] > 0) | (tab["gamma_W"] > 0))
+        if ok.any():
+            best = np.flatnonzero(ok)[np.argmax(tab["gain"][ok])]
+            assert (semi.gamma_B_, semi.gamma_W_) == (tab["gamma_B"][best], tab["gamma_W"][best])
+        else:
+            assert semi.gamma_B_ == semi.gamma_W_ == 0.0
+        fixed = MVLClassifier(gamma_B=semi.gamma_B_, gamma_W=semi.gamma_W_, **kw).fit(L, yl, Xs_unlabeled=U)
+        np.testing.assert_allclose(fixed.dual_coef_, semi.dual_coef_, atol=1e-12)
+        gains.append(semi.score(T, yt) - sup.score(T, yt))
+        shuffled = MVLClassifier(**kw).fit(L, rng.permutation(yl), Xs_unlabeled=U)
+        assert shuffled.gamma_B_ == shuffled.gamma_W_ == 0.0
+    assert min(gains) >= 0.0 and np.mean(gains) > 0.02, gains  # measured: 0, 0.016, 0, 0.16, 0
+    (L, U, _), yl, _, _ = _moons_views(0, 1)
+    one = MVLClassifier(**kw).fit(L, yl, Xs_unlabeled=U)
+    assert one.gamma_B_ == one.gamma_W_ == 0.0 and np.all(one.manifold_selection_["loo_score"] == 0.0)
+
+
+def test_select_manifold_weights_bad_input():
+    _, _, Ks = _toy(n=9)
+    with pytest.raises(ValueError, match="Laplacians"):
+        select_manifold_weights(Ks, np.ones((4, 2)), np.ones(3) / 3, 0.1, (0.0,), (0.0, 1e-3))
+    with pytest.raises(ValueError, match="score"):
+        select_manifold_weights(Ks, np.ones((4, 2)), np.ones(3) / 3, 0.1, (0.0,), (0.0,), score="r2")
+    Xs, y = _mv_data()
+    with pytest.raises(ValueError, match="auto"):
+        MVLClassifier(solver="cg").fit(Xs, y)
+    with pytest.raises(ValueError, match="a number >= 0 or 'auto'"):
+        MVLClassifier(gamma_B="autos").fit(Xs, y)
+    with pytest.raises(ValueError, match="numeric gamma_B"):
+        MVLClassifierCV(gamma_Bs=("auto",), cv=2).fit(Xs, y)
 
 
 def test_optc_woodbury_solver_matches_direct():
