@@ -86,6 +86,7 @@ __all__ = [
     "MVLRegressor",
     "between_view_matrix",
     "box_qp",
+    "choose_by_loo",
     "graph_laplacian",
     "knn_graph",
     "mvl_ls_cg",
@@ -95,7 +96,6 @@ __all__ = [
     "mvl_ls_solve",
     "mvl_svm_dual_gram",
     "mvl_svm_solve",
-    "select_manifold_weights",
     "psd_sqrt",
     "simplex_coding",
     "sphere_lstsq",
@@ -364,51 +364,40 @@ def mvl_ls_loo(Ks, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None, Ps=None):
     return (S @ Y - h[:, None] * Y) / (1.0 - h)[:, None]
 
 
+SUPERVISED_MANIFOLD = {"gamma_B": 1e-6, "gamma_W": 1e-6, "graph": "kernel"}
 AUTO_GAMMA_B = (0.0, 1e-6)
 AUTO_GAMMA_W = (0.0, 1e-6, 1e-4, 1e-2)
 
 
-def select_manifold_weights(Ks, Y, c, gamma_A, gamma_Bs, gamma_Ws, Ls=None, Ps=None, score="accuracy"):
-    """Manifold weights ``(gamma_B, gamma_W)`` of MVL-LS chosen by exact leave-one-out
-    (:func:`mvl_ls_loo`) over the labelled points, with a fallback to the first pair.
+def choose_by_loo(Y, loos, score="accuracy"):
+    """Index of the fit to keep among leave-one-out outputs ``loos`` (each ``(l, d)``, e.g. from
+    :func:`mvl_ls_loo`) of the same labelled points; ``loos[0]`` is the fallback.
 
-    Every pair of ``gamma_Bs x gamma_Ws`` gets per-point leave-one-out scores: correct class
-    (``score="accuracy"``: argmax of the outputs against the argmax of the ±1 targets) or minus
-    the squared error (``"squared"``). The first pair ``(gamma_Bs[0], gamma_Ws[0])`` is the
-    fallback; another pair is taken only when its mean paired gain over the fallback exceeds one
-    standard error, the largest such gain winning (ties: the smaller squared error). So a graph
-    that disagrees with the labels is not used, nor one that the ``l`` labelled points cannot tell
-    from the fallback (with one label per class no point is predicted right after leaving it out,
-    and the fallback stays). Cost: one ``mvl_ls_loo`` (a Cholesky of order ``m N``) per pair.
+    Per point, a fit scores 1 for the right class (``score="accuracy"``: argmax of the outputs
+    against the argmax of the ±1 targets ``Y``) or minus its squared error (``"squared"``). Another
+    fit is taken only when its mean paired gain over the fallback exceeds one standard error, the
+    largest such gain winning (ties: the smaller squared error). With one label per class no
+    point is predicted right once left out, so the fallback stays.
 
-    Returns ``(gamma_B, gamma_W, table)``; ``table`` holds one array entry per pair (as
-    ``cv_results_``, ready for ``pandas.DataFrame``): ``gamma_B``, ``gamma_W``, ``loo_score``
-    (mean per-point score), ``gain`` and ``gain_se`` (paired, against the fallback), ``loo_mse``."""
+    Returns ``(index, table)``; ``table`` holds per fit ``loo_score`` (mean per-point score),
+    ``gain`` and ``gain_se`` (paired, against the fallback) and ``loo_mse``."""
     if score not in ("accuracy", "squared"):
         raise ValueError(f"score must be 'accuracy' or 'squared', got {score!r}")
     Y = np.asarray(Y, dtype=float)
     Y = Y[:, None] if Y.ndim == 1 else Y
-    if Ls is None and any(gamma_Ws):
-        raise ValueError("gamma_W > 0 needs the graph Laplacians Ls")
-    Ps = [psd_sqrt(K) for K in Ks] if Ps is None else Ps
-    per_point = {}
-    for gB in gamma_Bs:
-        for gW in gamma_Ws:
-            loo = mvl_ls_loo(Ks, Y, c, gamma_A, gB, gW, Ls if gW else None, Ps)
-            sq = np.sum((loo - Y) ** 2, axis=1)
-            hit = (np.argmax(loo, 1) == np.argmax(Y, 1)).astype(float) if score == "accuracy" else -sq
-            per_point[(float(gB), float(gW))] = (hit, sq)
-    fallback = (float(gamma_Bs[0]), float(gamma_Ws[0]))
-    rows, best, best_key = [], fallback, None
-    for pair, (hit, sq) in per_point.items():
-        diff = hit - per_point[fallback][0]
-        se = float(diff.std(ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else np.inf
-        rows.append((*pair, hit.mean(), diff.mean(), se, sq.mean()))
-        key = (diff.mean(), -sq.mean())
-        if pair != fallback and diff.mean() > se and (best_key is None or key > best_key):
-            best, best_key = pair, key
-    names = ("gamma_B", "gamma_W", "loo_score", "gain", "gain_se", "loo_mse")
-    return best[0], best[1], dict(zip(names, np.array(rows, dtype=float).T))
+    sq = [np.sum((np.reshape(loo, Y.shape) - Y) ** 2, axis=1) for loo in loos]
+    if score == "accuracy":
+        hits = [(np.argmax(np.reshape(loo, Y.shape), 1) == np.argmax(Y, 1)).astype(float) for loo in loos]
+    else:
+        hits = [-e for e in sq]
+    diffs = [h - hits[0] for h in hits]
+    gain = np.array([d.mean() for d in diffs])
+    se = np.array([d.std(ddof=1) / np.sqrt(d.size) if d.size > 1 else np.inf for d in diffs])
+    mse = np.array([e.mean() for e in sq])
+    ok = np.flatnonzero(gain > se)
+    best = 0 if ok.size == 0 else int(ok[np.lexsort((mse[ok], -gain[ok]))[0]])
+    table = {"loo_score": np.array([h.mean() for h in hits]), "gain": gain, "gain_se": se, "loo_mse": mse}
+    return best, table
 
 
 class _FixedManifoldLS:
@@ -1025,15 +1014,16 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
                 "optimize_c=True is only defined for loss='squared' (MVL-LS-optC, §6; Remark 18)"
             )
         N = data[0].shape[0]
-        self.gamma_B_, self.gamma_W_, self.manifold_selection_ = self.gamma_B, self.gamma_W, None
         self.n_labeled_ = ell
         self.n_unlabeled_ = N - ell
-        auto = [name for name in ("gamma_B", "gamma_W") if isinstance(getattr(self, name), str)]
+        auto = self._auto_manifold()
         if auto and self.solver == "cg":
             raise ValueError(
-                f"{' and '.join(auto)}='auto' is chosen by exact leave-one-out, which needs the dense "
+                "gamma_B / gamma_W = 'auto' are chosen by exact leave-one-out, which needs the dense "
                 "solver; give numbers with solver='cg'"
             )
+        self.gamma_B_, self.gamma_W_, self.graph_ = self.gamma_B, self.gamma_W, self.graph
+        self.manifold_selection_ = None
         use_cg = self.solver == "cg" or (
             self.solver == "auto"
             and not auto
@@ -1075,24 +1065,14 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
             self.fit_time_ = time.perf_counter() - t0
             return self
         Ks = self._train_grams(data, gkernel)
-        Ls = None
-        if "gamma_W" in auto or self.gamma_W:
-            Ls = view_laplacians(Ks, self.graph, self.n_neighbors, self.laplacian, self.laplacian_power)
-        Ps = [psd_sqrt(K) for K in Ks]
         if auto:
-            self.gamma_B_, self.gamma_W_, self.manifold_selection_ = select_manifold_weights(
-                Ks,
-                Y,
-                c,
-                self.gamma_A,
-                AUTO_GAMMA_B if "gamma_B" in auto else (self.gamma_B,),
-                AUTO_GAMMA_W if "gamma_W" in auto else (self.gamma_W,),
-                Ls,
-                Ps,
-                score="squared" if is_regressor(self) else "accuracy",
-            )
+            Ks, Ps, Ls = self._choose_manifold(Ks, Y, c, "squared" if is_regressor(self) else "accuracy")
+        else:
+            Ps = [psd_sqrt(K) for K in Ks]
+            Ls = None
+            if self.gamma_W:
+                Ls = view_laplacians(Ks, self.graph, self.n_neighbors, self.laplacian, self.laplacian_power)
         gamma_B, gamma_W = self.gamma_B_, self.gamma_W_
-        Ls = Ls if gamma_W else None
         if loss == "squared":
             objs, cs = [], []
             converged = True
@@ -1139,7 +1119,8 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
             )
             self.c_history_ = np.asarray(cs)
         else:
-            M = _manifold_matrix(Ls if Ls is not None else [np.zeros((N, N))] * m, gamma_B, gamma_W)
+            n_fit = Ks[0].shape[0]
+            M = _manifold_matrix(Ls if Ls is not None else [np.zeros((n_fit, n_fit))] * m, gamma_B, gamma_W)
             A, alpha, infos = mvl_svm_solve(
                 Ps,
                 codes,
@@ -1163,10 +1144,55 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
             self.n_iter_ = int(sum(i["n_iter"] for i in infos))
         if not np.all(np.isfinite(A)):
             raise FloatingPointError("MVL produced non-finite coefficients; increase gamma_A")
+        if A.shape[1] < N:  # the supervised fit kept by "auto": no weight on the unlabelled points
+            A = np.concatenate([A, np.zeros((m, N - A.shape[1], A.shape[2]))], axis=1)
         self.dual_coef_ = A
         self.c_ = c
         self.fit_time_ = time.perf_counter() - t0
         return self
+
+    def _auto_manifold(self):
+        """Whether ``gamma_B`` or ``gamma_W`` is ``"auto"`` (the other may be a number)."""
+        return any(isinstance(g, str) for g in (self.gamma_B, self.gamma_W))
+
+    def _choose_manifold(self, Ks, Y, c, score):
+        """``"auto"`` ``gamma_B`` / ``gamma_W``: the supervised fit at ``SUPERVISED_MANIFOLD`` (the
+        labelled points alone; a numeric ``gamma_B`` or ``gamma_W`` replaces its value) unless a
+        fit with the unlabelled points on ``graph``, at a pair of ``AUTO_GAMMA_B x AUTO_GAMMA_W``
+        (a numeric value fixed), beats it by :func:`choose_by_loo`. Records ``gamma_B_``,
+        ``gamma_W_``, ``graph_``, ``manifold_selection_``; returns the Gram matrices, square roots
+        and Laplacians of the problem to solve (``l x l`` for the supervised fit)."""
+        ell = Y.shape[0]
+        auto_B, auto_W = (isinstance(g, str) for g in (self.gamma_B, self.gamma_W))
+        sup_B = SUPERVISED_MANIFOLD["gamma_B"] if auto_B else self.gamma_B
+        sup_W = SUPERVISED_MANIFOLD["gamma_W"] if auto_W else self.gamma_W
+        KL = [K[:ell, :ell] for K in Ks]
+        PL = [psd_sqrt(K) for K in KL]
+        LL = view_laplacians(KL, SUPERVISED_MANIFOLD["graph"]) if sup_W else None
+        self.gamma_B_, self.gamma_W_, self.graph_ = sup_B, sup_W, SUPERVISED_MANIFOLD["graph"]
+        if Ks[0].shape[0] == ell:
+            return KL, PL, LL
+        Ps = [psd_sqrt(K) for K in Ks]
+        Ls = view_laplacians(Ks, self.graph, self.n_neighbors, self.laplacian, self.laplacian_power)
+        pairs = [
+            (gB, gW)
+            for gB in (AUTO_GAMMA_B if auto_B else (self.gamma_B,))
+            for gW in (AUTO_GAMMA_W if auto_W else (self.gamma_W,))
+        ]
+        loos = [mvl_ls_loo(KL, Y, c, self.gamma_A, sup_B, sup_W, LL, PL)]
+        loos += [mvl_ls_loo(Ks, Y, c, self.gamma_A, gB, gW, Ls if gW else None, Ps) for gB, gW in pairs]
+        best, table = choose_by_loo(Y, loos, score)
+        pairs = [(sup_B, sup_W)] + pairs
+        self.manifold_selection_ = {
+            "gamma_B": np.array([p[0] for p in pairs]),
+            "gamma_W": np.array([p[1] for p in pairs]),
+            "uses_unlabeled": np.arange(len(pairs)) > 0,
+            **table,
+        }
+        if best == 0:
+            return KL, PL, LL
+        self.gamma_B_, self.gamma_W_, self.graph_ = *pairs[best], self.graph
+        return Ks, Ps, Ls if self.gamma_W_ else None
 
     def _train_grams(self, data, gkernel):
         """Training Gram matrices: ``data`` itself for ``kernel="precomputed"``, else ``kernels_``."""
@@ -1205,7 +1231,8 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
             Ls = view_laplacians(Ks, self.graph, self.n_neighbors, self.laplacian, self.laplacian_power)
         c = self._combination(self.n_views_)
         self.n_labeled_, self.n_unlabeled_ = Y.shape[0], Ks[0].shape[0] - Y.shape[0]
-        self.gamma_B_, self.gamma_W_, self.manifold_selection_ = self.gamma_B, self.gamma_W, None
+        self.gamma_B_, self.gamma_W_, self.graph_ = self.gamma_B, self.gamma_W, self.graph
+        self.manifold_selection_ = None
         for gamma_A, A in zip(gamma_As, mvl_ls_path(Ks, Y, c, gamma_As, self.gamma_B, self.gamma_W, Ls, Ps)):
             if not np.all(np.isfinite(A)):
                 raise FloatingPointError("MVL produced non-finite coefficients; increase gamma_A")
@@ -1262,14 +1289,18 @@ class MVLRegressor(RegressorMixin, MultiOutputMixin, _MVLBase):
     gamma_A : float
         RKHS regularisation.
     gamma_B, gamma_W : float or "auto"
-        Between-view (eq. 57) and within-view (eq. 63) regularisation. ``"auto"`` (default) picks
-        ``gamma_B`` from ``AUTO_GAMMA_B = (0, 1e-6)`` and ``gamma_W`` from ``AUTO_GAMMA_W = (0,
-        1e-6, 1e-4, 1e-2)`` by the exact leave-one-out of MVL-LS over the labelled points
-        (:func:`select_manifold_weights`: zero unless a pair beats it by more than one standard
-        error; correct classes for the classifier, squared error for the regressor; also for the
-        SVM losses), so unlabelled points enter only where the labels support the graph. Cost:
-        one Cholesky of order ``m N`` per pair (8 pairs), dense solver only. Fitted values in
-        ``gamma_B_``, ``gamma_W_``, the leave-one-out table in ``manifold_selection_``.
+        Between-view (eq. 57) and within-view (eq. 63) regularisation. ``"auto"`` (default)
+        without unlabelled points: the value of ``SUPERVISED_MANIFOLD`` (1e-6, on the kernel graph
+        of the labelled points). With unlabelled points: that supervised fit, unless a fit that
+        uses them, with ``gamma_B`` in ``AUTO_GAMMA_B = (0, 1e-6)`` and ``gamma_W`` in
+        ``AUTO_GAMMA_W = (0, 1e-6, 1e-4, 1e-2)`` on ``graph`` (a numeric value stays fixed), beats
+        it in the exact leave-one-out of MVL-LS over the labelled points by more than one
+        standard error (:func:`mvl_ls_loo`, :func:`choose_by_loo`; correct classes for the
+        classifier, squared error for the regressor; the SVM losses use the same MVL-LS
+        criterion). So unlabelled points enter only where the labels support the graph; with one
+        label per class they never do. Cost: up to 9 dense leave-one-out solves (a Cholesky of
+        order ``m N`` each); not with ``solver="cg"``. Fitted: ``gamma_B_``, ``gamma_W_``,
+        ``graph_`` and the table ``manifold_selection_`` (``None`` without unlabelled points).
     c : array (m,), optional
         Combination weights (eq. 52); uniform ``1/m`` by default. With ``optimize_c`` it is the
         starting point and its norm the sphere radius.

@@ -17,6 +17,7 @@ from bayesmv.mvl import (
     _manifold_matrix,
     between_view_matrix,
     box_qp,
+    choose_by_loo,
     graph_laplacian,
     knn_graph,
     mvl_ls_cg,
@@ -26,7 +27,6 @@ from bayesmv.mvl import (
     mvl_ls_solve,
     mvl_svm_solve,
     psd_sqrt,
-    select_manifold_weights,
     simplex_coding,
     sphere_lstsq,
 )
@@ -359,44 +359,63 @@ def _moons_views(seed, n_per_class):
     return [[X[i] for X in Xs] for i in (lab, rest[:200], rest[200:])], y[lab], y[rest[200:]], rng
 
 
-def test_auto_manifold_weights_follow_the_leave_one_out_rule():
-    """``gamma_B = gamma_W = "auto"``: the fit is the fit at the selected numbers, which are the
-    largest leave-one-out gain over (0, 0) above one standard error, else (0, 0); on moons (the
-    graph agrees with the labels) the unlabelled points never lower test accuracy and raise it on
-    average; with shuffled labels or one label per class the fallback (0, 0) is kept."""
+def test_auto_manifold_keeps_unlabelled_points_only_where_leave_one_out_gains():
+    """``gamma_B = gamma_W = "auto"``: the supervised fit at ``SUPERVISED_MANIFOLD`` unless a fit
+    with the unlabelled points gains more than one standard error in leave-one-out accuracy (the
+    largest gain wins), and then the fit at the chosen numbers. On moons (the graph agrees with
+    the labels) the unlabelled points never lower test accuracy and raise it on average; with
+    shuffled labels or one label per class the supervised fit is kept."""
     kw = dict(kernel_params={"gamma": 2.0}, gamma_A=1e-3)
     gains = []
     for seed in range(5):
         (L, U, T), yl, yt, rng = _moons_views(seed, 4)
-        sup = MVLClassifier(gamma_B=0.0, gamma_W=0.0, **kw).fit(L, yl)
+        sup = MVLClassifier(**kw).fit(L, yl)
+        assert (sup.gamma_B_, sup.gamma_W_, sup.graph_) == (1e-6, 1e-6, "kernel")
+        assert sup.manifold_selection_ is None
         semi = MVLClassifier(**kw).fit(L, yl, Xs_unlabeled=U)
         tab = semi.manifold_selection_
-        ok = (tab["gain"] > tab["gain_se"]) & ((tab["gamma_B"] > 0) | (tab["gamma_W"] > 0))
+        ok = tab["gain"] > tab["gain_se"]
+        assert not ok[0] and tab["gain"][0] == 0.0 and not tab["uses_unlabeled"][0]
         if ok.any():
             best = np.flatnonzero(ok)[np.argmax(tab["gain"][ok])]
-            assert (semi.gamma_B_, semi.gamma_W_) == (tab["gamma_B"][best], tab["gamma_W"][best])
+            assert (semi.gamma_B_, semi.gamma_W_, semi.graph_) == (
+                tab["gamma_B"][best],
+                tab["gamma_W"][best],
+                "knn",
+            )
+            fixed = MVLClassifier(gamma_B=semi.gamma_B_, gamma_W=semi.gamma_W_, **kw).fit(
+                L, yl, Xs_unlabeled=U
+            )
+            np.testing.assert_allclose(semi.dual_coef_, fixed.dual_coef_, atol=1e-12)
         else:
-            assert semi.gamma_B_ == semi.gamma_W_ == 0.0
-        fixed = MVLClassifier(gamma_B=semi.gamma_B_, gamma_W=semi.gamma_W_, **kw).fit(L, yl, Xs_unlabeled=U)
-        np.testing.assert_allclose(fixed.dual_coef_, semi.dual_coef_, atol=1e-12)
+            assert (semi.gamma_B_, semi.gamma_W_, semi.graph_) == (1e-6, 1e-6, "kernel")
+            np.testing.assert_allclose(semi.decision_function(T), sup.decision_function(T), atol=1e-12)
         gains.append(semi.score(T, yt) - sup.score(T, yt))
         shuffled = MVLClassifier(**kw).fit(L, rng.permutation(yl), Xs_unlabeled=U)
-        assert shuffled.gamma_B_ == shuffled.gamma_W_ == 0.0
-    assert min(gains) >= 0.0 and np.mean(gains) > 0.02, gains  # measured: 0, 0.016, 0, 0.16, 0
+        assert not np.any(shuffled.manifold_selection_["gain"] > shuffled.manifold_selection_["gain_se"])
+    assert min(gains) >= 0.0 and np.mean(gains) > 0.02, gains
     (L, U, _), yl, _, _ = _moons_views(0, 1)
     one = MVLClassifier(**kw).fit(L, yl, Xs_unlabeled=U)
-    assert one.gamma_B_ == one.gamma_W_ == 0.0 and np.all(one.manifold_selection_["loo_score"] == 0.0)
+    assert one.graph_ == "kernel" and np.all(one.manifold_selection_["loo_score"] == 0.0)
 
 
-def test_select_manifold_weights_bad_input():
-    _, _, Ks = _toy(n=9)
-    with pytest.raises(ValueError, match="Laplacians"):
-        select_manifold_weights(Ks, np.ones((4, 2)), np.ones(3) / 3, 0.1, (0.0,), (0.0, 1e-3))
+def test_choose_by_loo_rule_and_bad_input():
+    Y = np.where(np.arange(6)[:, None] % 2 == np.arange(2)[None], 1.0, -1.0)
+    wrong = -Y  # every point misclassified
+    # one point right: gain 1/6, se 1/6 -> not taken; all right: taken; regression: smaller error wins
+    one_right = np.vstack([Y[:1], wrong[1:]])
+    assert choose_by_loo(Y, [wrong, one_right])[0] == 0
+    idx, tab = choose_by_loo(Y, [wrong, one_right, 0.5 * Y, Y])
+    assert idx == 3 and np.allclose(tab["gain"], [0, 1 / 6, 1, 1]) and tab["loo_mse"][3] == 0.0
+    assert choose_by_loo(Y, [wrong, 0.9 * wrong, 0.5 * wrong], score="squared")[0] == 2
     with pytest.raises(ValueError, match="score"):
-        select_manifold_weights(Ks, np.ones((4, 2)), np.ones(3) / 3, 0.1, (0.0,), (0.0,), score="r2")
+        choose_by_loo(Y, [Y], score="r2")
     Xs, y = _mv_data()
     with pytest.raises(ValueError, match="auto"):
         MVLClassifier(solver="cg").fit(Xs, y)
+    half = MVLClassifier(gamma_W=0.0).fit(Xs[:2], y, Xs_unlabeled=[X[:5] for X in Xs[:2]])
+    assert np.all(half.manifold_selection_["gamma_W"] == 0.0) and half.graph_ in ("kernel", "knn")
+    np.testing.assert_array_equal(half.manifold_selection_["gamma_B"], [1e-6, 0.0, 1e-6])
     with pytest.raises(ValueError, match="a number >= 0 or 'auto'"):
         MVLClassifier(gamma_B="autos").fit(Xs, y)
     with pytest.raises(ValueError, match="numeric gamma_B"):
