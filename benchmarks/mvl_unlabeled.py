@@ -82,7 +82,8 @@ def main(argv=None):
     else:
         cases = [(v, range(10, 10 + args.draws)) for v in TUNING] + [(v, range(args.draws)) for v in UNSEEN]
     print(
-        f"mfeat, {args.labels} labels/class, {args.unlabeled} unlabelled, split {args.split}, loss {args.loss}, "
+        f"mfeat, {args.labels} labels/class, {args.unlabeled} unlabelled, "
+        f"{'views given' if args.views else 'split ' + args.split}, loss {args.loss}, "
         f"threads={os.environ.get('OPENBLAS_NUM_THREADS', 'default')}"
     )
     cols = ("supervised", 12), ("semi", 9), ("semi - sup", 18), ("prev semi", 10)
@@ -107,7 +108,8 @@ def main(argv=None):
             flush=True,
         )
     print(
-        f"SUMMARY mvl_unlabeled ({args.split}, {args.labels}/class, {args.loss}): semi - supervised from "
+        f"SUMMARY mvl_unlabeled ({'views given' if args.views else args.split}, {args.labels}/class, "
+        f"{args.loss}): semi - supervised from "
         f"{min(worst):+.4f} to {max(worst):+.4f} over {len(cases)} view sets"
     )
 
