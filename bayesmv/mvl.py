@@ -988,8 +988,13 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
         return views, DiagonalMultiViewKernel(tuple(bound))
 
     def _plain_kernel_graph(self):
-        """The matrix-free CG path supports only the §7.1 default ``L^v = D^v - K^v``."""
-        return self.graph == "kernel" and self.laplacian == "unnormalized" and self.laplacian_power == 1
+        """The matrix-free CG path supports only the §7.1 graph ``L^v = D^v - K^v``."""
+        return self.graph_ == "kernel" and self.laplacian == "unnormalized" and self.laplacian_power == 1
+
+    def _laplacians(self, Ks, graph):
+        """Per-view Laplacians of ``graph`` with this estimator's ``n_neighbors``, ``laplacian``
+        and ``laplacian_power``."""
+        return view_laplacians(Ks, graph, self.n_neighbors, self.laplacian, self.laplacian_power)
 
     def _combination(self, m):
         if self.c is None:
@@ -1016,14 +1021,14 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
         N = data[0].shape[0]
         self.n_labeled_ = ell
         self.n_unlabeled_ = N - ell
-        auto = self._auto_manifold()
+        self.gamma_B_, self.gamma_W_, self.graph_ = self._supervised_manifold()
+        self.manifold_selection_ = None
+        auto = self._auto_manifold() and N > ell  # without unlabelled points "auto" is the supervised value
         if auto and self.solver == "cg":
             raise ValueError(
-                "gamma_B / gamma_W = 'auto' are chosen by exact leave-one-out, which needs the dense "
-                "solver; give numbers with solver='cg'"
+                "gamma_B / gamma_W = 'auto' with unlabelled points are chosen by exact leave-one-out, "
+                "which needs the dense solver; give numbers with solver='cg'"
             )
-        self.gamma_B_, self.gamma_W_, self.graph_ = self.gamma_B, self.gamma_W, self.graph
-        self.manifold_selection_ = None
         use_cg = self.solver == "cg" or (
             self.solver == "auto"
             and not auto
@@ -1069,9 +1074,7 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
             Ks, Ps, Ls = self._choose_manifold(Ks, Y, c, "squared" if is_regressor(self) else "accuracy")
         else:
             Ps = [psd_sqrt(K) for K in Ks]
-            Ls = None
-            if self.gamma_W:
-                Ls = view_laplacians(Ks, self.graph, self.n_neighbors, self.laplacian, self.laplacian_power)
+            Ls = self._laplacians(Ks, self.graph_) if self.gamma_W_ else None
         gamma_B, gamma_W = self.gamma_B_, self.gamma_W_
         if loss == "squared":
             objs, cs = [], []
@@ -1155,29 +1158,34 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
         """Whether ``gamma_B`` or ``gamma_W`` is ``"auto"`` (the other may be a number)."""
         return any(isinstance(g, str) for g in (self.gamma_B, self.gamma_W))
 
-    def _choose_manifold(self, Ks, Y, c, score):
-        """``"auto"`` ``gamma_B`` / ``gamma_W``: the supervised fit at ``SUPERVISED_MANIFOLD`` (the
-        labelled points alone; a numeric ``gamma_B`` or ``gamma_W`` replaces its value) unless a
-        fit with the unlabelled points on ``graph``, at a pair of ``AUTO_GAMMA_B x AUTO_GAMMA_W``
-        (a numeric value fixed), beats it by :func:`choose_by_loo`. Records ``gamma_B_``,
-        ``gamma_W_``, ``graph_``, ``manifold_selection_``; returns the Gram matrices, square roots
-        and Laplacians of the problem to solve (``l x l`` for the supervised fit)."""
-        ell = Y.shape[0]
+    def _supervised_manifold(self):
+        """``(gamma_B, gamma_W, graph)`` of the supervised fit: ``SUPERVISED_MANIFOLD`` where a
+        weight is ``"auto"`` (its graph with an ``"auto"`` ``gamma_W``), the given values elsewhere."""
         auto_B, auto_W = (isinstance(g, str) for g in (self.gamma_B, self.gamma_W))
-        sup_B = SUPERVISED_MANIFOLD["gamma_B"] if auto_B else self.gamma_B
-        sup_W = SUPERVISED_MANIFOLD["gamma_W"] if auto_W else self.gamma_W
+        return (
+            SUPERVISED_MANIFOLD["gamma_B"] if auto_B else self.gamma_B,
+            SUPERVISED_MANIFOLD["gamma_W"] if auto_W else self.gamma_W,
+            SUPERVISED_MANIFOLD["graph"] if auto_W else self.graph,
+        )
+
+    def _choose_manifold(self, Ks, Y, c, score):
+        """``"auto"`` ``gamma_B`` / ``gamma_W`` with unlabelled points: the supervised fit
+        (:meth:`_supervised_manifold` on the labelled points alone) unless a fit with the
+        unlabelled points on ``graph``, at a pair of ``AUTO_GAMMA_B x AUTO_GAMMA_W`` (a numeric
+        value fixed), beats it by :func:`choose_by_loo`. Records ``gamma_B_``, ``gamma_W_``,
+        ``graph_``, ``manifold_selection_``; returns the Gram matrices, square roots and
+        Laplacians of the problem to solve (``l x l`` for the supervised fit)."""
+        ell = Y.shape[0]
+        sup_B, sup_W, sup_graph = self._supervised_manifold()
         KL = [K[:ell, :ell] for K in Ks]
         PL = [psd_sqrt(K) for K in KL]
-        LL = view_laplacians(KL, SUPERVISED_MANIFOLD["graph"]) if sup_W else None
-        self.gamma_B_, self.gamma_W_, self.graph_ = sup_B, sup_W, SUPERVISED_MANIFOLD["graph"]
-        if Ks[0].shape[0] == ell:
-            return KL, PL, LL
+        LL = self._laplacians(KL, sup_graph) if sup_W else None
         Ps = [psd_sqrt(K) for K in Ks]
-        Ls = view_laplacians(Ks, self.graph, self.n_neighbors, self.laplacian, self.laplacian_power)
+        Ls = self._laplacians(Ks, self.graph)
         pairs = [
             (gB, gW)
-            for gB in (AUTO_GAMMA_B if auto_B else (self.gamma_B,))
-            for gW in (AUTO_GAMMA_W if auto_W else (self.gamma_W,))
+            for gB in (AUTO_GAMMA_B if isinstance(self.gamma_B, str) else (self.gamma_B,))
+            for gW in (AUTO_GAMMA_W if isinstance(self.gamma_W, str) else (self.gamma_W,))
         ]
         loos = [mvl_ls_loo(KL, Y, c, self.gamma_A, sup_B, sup_W, LL, PL)]
         loos += [mvl_ls_loo(Ks, Y, c, self.gamma_A, gB, gW, Ls if gW else None, Ps) for gB, gW in pairs]
@@ -1228,7 +1236,7 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
         Ks, Ps = shared["Ks"], shared["Ps"]
         Ls = None
         if self.gamma_W:
-            Ls = view_laplacians(Ks, self.graph, self.n_neighbors, self.laplacian, self.laplacian_power)
+            Ls = self._laplacians(Ks, self.graph)
         c = self._combination(self.n_views_)
         self.n_labeled_, self.n_unlabeled_ = Y.shape[0], Ks[0].shape[0] - Y.shape[0]
         self.gamma_B_, self.gamma_W_, self.graph_ = self.gamma_B, self.gamma_W, self.graph
@@ -1299,7 +1307,7 @@ class MVLRegressor(RegressorMixin, MultiOutputMixin, _MVLBase):
         classifier, squared error for the regressor; the SVM losses use the same MVL-LS
         criterion). So unlabelled points enter only where the labels support the graph; with one
         label per class they never do. Cost: up to 9 dense leave-one-out solves (a Cholesky of
-        order ``m N`` each); not with ``solver="cg"``. Fitted: ``gamma_B_``, ``gamma_W_``,
+        order ``m N`` each), so with unlabelled points not with ``solver="cg"``. Fitted: ``gamma_B_``, ``gamma_W_``,
         ``graph_`` and the table ``manifold_selection_`` (``None`` without unlabelled points).
     c : array (m,), optional
         Combination weights (eq. 52); uniform ``1/m`` by default. With ``optimize_c`` it is the
@@ -1317,8 +1325,8 @@ class MVLRegressor(RegressorMixin, MultiOutputMixin, _MVLBase):
     laplacian_power : int
         Use ``L^p`` per view (iterated Laplacian).
     solver : {"auto", "dense", "cg"}
-        Dense push-through Cholesky or matrix-free CG (``auto``: CG when ``m N > 6000`` with numeric
-        ``gamma_B``, ``gamma_W`` and ``graph="kernel"``).
+        Dense push-through Cholesky or matrix-free CG (``auto``: CG when ``m N > 6000`` on the
+        unnormalised kernel graph, ``"auto"`` weights without unlabelled points included).
     """
 
     def __init__(

@@ -412,7 +412,12 @@ def test_choose_by_loo_rule_and_bad_input():
         choose_by_loo(Y, [Y], score="r2")
     Xs, y = _mv_data()
     with pytest.raises(ValueError, match="auto"):
-        MVLClassifier(solver="cg").fit(Xs, y)
+        MVLClassifier(solver="cg").fit(Xs, y, Xs_unlabeled=[X[:5] for X in Xs])
+    # without unlabelled points "auto" is the supervised value (kernel graph): CG applies
+    cg = MVLRegressor(solver="cg", cg_tol=1e-12).fit(Xs, y.astype(float))
+    dense = MVLRegressor(solver="dense").fit(Xs, y.astype(float))
+    assert (cg.gamma_B_, cg.gamma_W_, cg.graph_) == (1e-6, 1e-6, "kernel")
+    np.testing.assert_allclose(cg.predict(Xs), dense.predict(Xs), atol=1e-6)
     half = MVLClassifier(gamma_W=0.0).fit(Xs[:2], y, Xs_unlabeled=[X[:5] for X in Xs[:2]])
     assert np.all(half.manifold_selection_["gamma_W"] == 0.0) and half.graph_ in ("kernel", "knn")
     np.testing.assert_array_equal(half.manifold_selection_["gamma_B"], [1e-6, 0.0, 1e-6])
