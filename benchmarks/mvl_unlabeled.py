@@ -92,25 +92,25 @@ def main(argv=None):
         + "".join(f"{c:>{w}}" for c, w in cols)
         + f"{'uses unl.':>10}{'fit s':>8}"
     )
-    worst = []
+    gains = []
     for views, seeds in cases:
         Xs, y = load_mfeat(views.split("+"))
         rows = [run_draw(Xs, y, args.labels, args.unlabeled, s, args.loss) for s in seeds]
         sup, semi, prev_semi = (np.array([r[i] for r in rows]) for i in range(3))
         d = semi - sup
         se = d.std(ddof=1) / np.sqrt(d.size)
-        chosen = sum(r[3] for r in rows)
-        worst.append(d.mean())
+        kept = sum(r[3] for r in rows)
+        gains.append(d.mean())
         print(
             f"{views:<26}{f'{seeds[0]}-{seeds[-1]}':>7}{sup.mean():>12.4f}{semi.mean():>9.4f}"
             f"{d.mean():>+11.4f}±{se:.4f}{prev_semi.mean():>10.4f}"
-            f"{f'{chosen}/{len(rows)}':>10}{max(r[4] for r in rows):>8.2f}",
+            f"{f'{kept}/{len(rows)}':>10}{max(r[4] for r in rows):>8.2f}",
             flush=True,
         )
     print(
         f"SUMMARY mvl_unlabeled ({'views given' if args.views else args.split}, {args.labels}/class, "
         f"{args.loss}): semi - supervised from "
-        f"{min(worst):+.4f} to {max(worst):+.4f} over {len(cases)} view sets"
+        f"{min(gains):+.4f} to {max(gains):+.4f} over {len(cases)} view sets"
     )
 
 
