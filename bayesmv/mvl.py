@@ -96,6 +96,7 @@ __all__ = [
     "mvl_ls_solve",
     "mvl_svm_dual_gram",
     "mvl_svm_solve",
+    "normalized_cut",
     "psd_sqrt",
     "simplex_coding",
     "sphere_lstsq",
@@ -343,7 +344,7 @@ def mvl_ls_path(Ks, Y, c, gamma_As, gamma_B=0.0, gamma_W=0.0, Ls=None, Ps=None, 
     return out
 
 
-def mvl_ls_loo(Ks, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None, Ps=None):
+def mvl_ls_loo(Ks, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None, Ps=None, return_outputs=False):
     """Exact leave-one-out outputs ``(l, d)`` of MVL-LS (Theorem 10, ``R = I``): row ``i`` is
     ``C f(x_i)`` of the fit whose objective (10) drops the loss of point ``i``, which stays in
     the training set as an unlabelled point (its graph edges and ``M_B`` term remain).
@@ -352,16 +353,33 @@ def mvl_ls_loo(Ks, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None, Ps=None):
     matrix ``S = B' P (P H P + l gamma_A I)^{-1} P B`` (``B = c ⊗ J``, so ``0 <= S_ii < 1``), the
     same for every output column. Replacing ``y_i`` by the left-out prediction leaves the left-out
     fit optimal, hence ``f_{-i}(x_i) = (C f(x_i) - S_ii y_i) / (1 - S_ii)``: one solve with ``l``
-    right-hand sides instead of ``l`` refits. The loss keeps its ``1/l`` weight."""
+    right-hand sides instead of ``l`` refits. The loss keeps its ``1/l`` weight. With
+    ``return_outputs`` also the fitted ``C f`` at all ``N`` training points ``(N, d)``."""
     Y = np.asarray(Y, dtype=float)
     Y = Y[:, None] if Y.ndim == 1 else Y
     ell = Y.shape[0]
     A = mvl_ls_solve(Ks, np.eye(ell), c, gamma_A, gamma_B, gamma_W, Ls, Ps=Ps)
-    S = sum(cv * np.asarray(K)[:ell] @ Av for cv, K, Av in zip(np.asarray(c, dtype=float), Ks, A))
-    h = np.diag(S)
-    if not np.all(np.isfinite(S)) or np.any(h >= 1.0):
+    Hat = sum(cv * np.asarray(K) @ Av for cv, K, Av in zip(np.asarray(c, dtype=float), Ks, A))  # (N, l)
+    h = np.diag(Hat[:ell])
+    if not np.all(np.isfinite(Hat)) or np.any(h >= 1.0):
         raise FloatingPointError("leave-one-out hat matrix is singular (S_ii >= 1); increase gamma_A")
-    return (S @ Y - h[:, None] * Y) / (1.0 - h)[:, None]
+    loo = (Hat[:ell] @ Y - h[:, None] * Y) / (1.0 - h)[:, None]
+    return (loo, Hat @ Y) if return_outputs else loo
+
+
+def normalized_cut(W, labels):
+    """Normalised cut ``sum_k cut(C_k, rest) / vol(C_k)`` (Shi & Malik 2000) of the labelling
+    ``labels`` ``(N,)`` on the graph with symmetric non-negative weights ``W`` ``(N, N)``: small
+    when the classes follow the graph's clusters, about 1 for a class squeezed onto one point."""
+    W = np.asarray(W, dtype=float)
+    labels = np.asarray(labels)
+    deg = W.sum(axis=1)
+    total = 0.0
+    for k in np.unique(labels):
+        inside = labels == k
+        vol = deg[inside].sum()
+        total += W[np.ix_(inside, ~inside)].sum() / vol if vol > 0 else 1.0
+    return float(total)
 
 
 SUPERVISED_MANIFOLD = {"gamma_B": 1e-6, "gamma_W": 1e-6, "graph": "kernel"}
@@ -1172,9 +1190,13 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
         """``"auto"`` ``gamma_B`` / ``gamma_W`` with unlabelled points: the supervised fit
         (:meth:`_supervised_manifold` on the labelled points alone) unless a fit with the
         unlabelled points on ``graph``, at a pair of ``AUTO_GAMMA_B x AUTO_GAMMA_W`` (a numeric
-        value fixed), beats it by :func:`choose_by_loo`. Records ``gamma_B_``, ``gamma_W_``,
-        ``graph_``, ``manifold_selection_``; returns the Gram matrices, square roots and
-        Laplacians of the problem to solve (``l x l`` for the supervised fit)."""
+        value fixed), beats it by :func:`choose_by_loo`. A classifier with a single label in some
+        class, where no leave-one-out can judge, keeps instead the fit whose classes (labelled
+        points as given, the others by the fit) have the smallest :func:`normalized_cut` on the
+        graph counting the views in which two points are ``n_neighbors``-nearest neighbours.
+        Records ``gamma_B_``, ``gamma_W_``, ``graph_``, ``manifold_selection_``; returns the Gram
+        matrices, square roots and Laplacians of the problem to solve (``l x l`` for the
+        supervised fit)."""
         ell = Y.shape[0]
         sup_B, sup_W, sup_graph = self._supervised_manifold()
         KL = [K[:ell, :ell] for K in Ks]
@@ -1187,15 +1209,27 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
             for gB in (AUTO_GAMMA_B if isinstance(self.gamma_B, str) else (self.gamma_B,))
             for gW in (AUTO_GAMMA_W if isinstance(self.gamma_W, str) else (self.gamma_W,))
         ]
-        loos = [mvl_ls_loo(KL, Y, c, self.gamma_A, sup_B, sup_W, LL, PL)]
-        loos += [mvl_ls_loo(Ks, Y, c, self.gamma_A, gB, gW, Ls if gW else None, Ps) for gB, gW in pairs]
-        best, table = choose_by_loo(Y, loos, score)
+        loo_sup = mvl_ls_loo(KL, Y, c, self.gamma_A, sup_B, sup_W, LL, PL)
+        A_sup = mvl_ls_solve(KL, Y, c, self.gamma_A, sup_B, sup_W, LL, Ps=PL)
+        fits = [(loo_sup, sum(cv * K[:, :ell] @ Av for cv, K, Av in zip(c, Ks, A_sup)))]
+        fits += [
+            mvl_ls_loo(Ks, Y, c, self.gamma_A, gB, gW, Ls if gW else None, Ps, return_outputs=True)
+            for gB, gW in pairs
+        ]
+        best, table = choose_by_loo(Y, [loo for loo, _ in fits], score)
+        # the labelled points keep their classes; each unlabelled point takes its fitted class
+        graph = sum(knn_graph(K, self.n_neighbors) > 0 for K in Ks).astype(float)
+        label_of = np.argmax(Y, axis=1)
+        cuts = np.array([normalized_cut(graph, np.r_[label_of, np.argmax(F[ell:], 1)]) for _, F in fits])
+        if score == "accuracy" and np.bincount(label_of).min() < 2:
+            best = int(np.argmin(cuts))  # first (the supervised fit) among equals
         pairs = [(sup_B, sup_W)] + pairs
         self.manifold_selection_ = {
             "gamma_B": np.array([p[0] for p in pairs]),
             "gamma_W": np.array([p[1] for p in pairs]),
             "uses_unlabeled": np.arange(len(pairs)) > 0,
             **table,
+            "normalized_cut": cuts,
         }
         if best == 0:
             return KL, PL, LL
@@ -1305,9 +1339,11 @@ class MVLRegressor(RegressorMixin, MultiOutputMixin, _MVLBase):
         it in the exact leave-one-out of MVL-LS over the labelled points by more than one
         standard error (:func:`mvl_ls_loo`, :func:`choose_by_loo`; correct classes for the
         classifier, squared error for the regressor; the SVM losses use the same MVL-LS
-        criterion). So unlabelled points enter only where the labels support the graph; with one
-        label per class they never do. Cost: up to 9 dense leave-one-out solves (a Cholesky of
-        order ``m N`` each), so with unlabelled points not with ``solver="cg"``. Fitted: ``gamma_B_``, ``gamma_W_``,
+        criterion). So unlabelled points enter only where the labels support the graph. A
+        classifier with a single label in some class, which no leave-one-out can judge, keeps the
+        fit whose labelling of the training points has the smallest :func:`normalized_cut` on the
+        k-NN graphs of the views. Cost: up to 9 dense leave-one-out solves (a Cholesky of order
+        ``m N`` each), so with unlabelled points not with ``solver="cg"``. Fitted: ``gamma_B_``, ``gamma_W_``,
         ``graph_`` and the table ``manifold_selection_`` (``None`` without unlabelled points).
     c : array (m,), optional
         Combination weights (eq. 52); uniform ``1/m`` by default. With ``optimize_c`` it is the
