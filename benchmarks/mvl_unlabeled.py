@@ -8,15 +8,18 @@ standardised with the labelled rows; RBF kernels with ``gamma = 1 / n_features``
   weights without unlabelled points are the earlier defaults, 1e-6 on the kernel graph);
 - ``semi``: the same estimator with ``Xs_unlabeled`` (``gamma_B = gamma_W = "auto"``: that
   supervised fit unless the exact leave-one-out over the labelled points prefers a fit with the
-  unlabelled points by more than one standard error);
+  unlabelled points by more than one standard error; with one label per class the fit whose
+  labelling has the smallest normalised cut on the views' k-NN graphs);
 - ``prev semi``: the earlier defaults (``gamma_B = gamma_W = 1e-6``, kernel graph) with the
   unlabelled samples.
 
-The automatic rule was designed on draws 0-9 of kar+zer+mor, fou+fac+pix, fou+kar+zer and
-fac+pix+mor (``--split tuning``); ``--split held-out`` runs draws 10-19 of those and draws 0-9 of
-view sets never looked at while designing it. Printed: mean accuracies, the paired difference
-semi - supervised with its standard error, in how many draws the automatic choice kept the
-unlabelled points, the longest semi-supervised fit.
+The leave-one-out rule was designed on draws 0-9 of kar+zer+mor, fou+fac+pix, fou+kar+zer and
+fac+pix+mor at 5 labels per class (``--split tuning``); the normalised-cut rule for one label per
+class on draws 0-9 of kar+zer+mor and fou+fac+pix at 1 label per class and on
+``benchmarks/mvl_mfeat.py``'s 1-label draws. ``--split held-out`` runs draws 10-19 of the four
+view sets and draws 0-9 of view sets never looked at while designing either rule. Printed: mean
+accuracies, the paired difference semi - supervised with its standard error, in how many draws
+the automatic choice kept the unlabelled points, the longest semi-supervised fit.
 
 ``--loss hinge`` / ``simplex_hinge``: the same for MVL-binSVM / MVL-SVM (whose ``"auto"`` weights
 come from the MVL-LS leave-one-out).
