@@ -1217,12 +1217,14 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
             for gB, gW in pairs
         ]
         best, table = choose_by_loo(Y, [loo for loo, _ in fits], score)
-        # the labelled points keep their classes; each unlabelled point takes its fitted class
-        graph = sum(knn_graph(K, self.n_neighbors) > 0 for K in Ks).astype(float)
-        label_of = np.argmax(Y, axis=1)
-        cuts = np.array([normalized_cut(graph, np.r_[label_of, np.argmax(F[ell:], 1)]) for _, F in fits])
-        if score == "accuracy" and np.bincount(label_of).min() < 2:
-            best = int(np.argmin(cuts))  # first (the supervised fit) among equals
+        cuts = np.full(len(fits), np.nan)
+        if score == "accuracy":
+            # the labelled points keep their classes; each unlabelled point takes its fitted class
+            graph = sum(knn_graph(K, self.n_neighbors) > 0 for K in Ks).astype(float)
+            label_of = np.argmax(Y, axis=1)
+            cuts = np.array([normalized_cut(graph, np.r_[label_of, np.argmax(F[ell:], 1)]) for _, F in fits])
+            if np.bincount(label_of).min() < 2:
+                best = int(np.argmin(cuts))  # first (the supervised fit) among equals
         pairs = [(sup_B, sup_W)] + pairs
         self.manifold_selection_ = {
             "gamma_B": np.array([p[0] for p in pairs]),

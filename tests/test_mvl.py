@@ -448,6 +448,9 @@ def test_choose_by_loo_rule_and_bad_input():
     dense = MVLRegressor(solver="dense").fit(Xs, y.astype(float))
     assert (cg.gamma_B_, cg.gamma_W_, cg.graph_) == (1e-6, 1e-6, "kernel")
     np.testing.assert_allclose(cg.predict(Xs), dense.predict(Xs), atol=1e-6)
+    reg = MVLRegressor().fit(Xs, y.astype(float), Xs_unlabeled=[X[:5] for X in Xs])
+    assert np.all(np.isnan(reg.manifold_selection_["normalized_cut"]))  # classes only
+    assert reg.manifold_selection_["gain"][0] == 0.0 and reg.manifold_selection_["loo_score"].shape == (9,)
     half = MVLClassifier(gamma_W=0.0).fit(Xs[:2], y, Xs_unlabeled=[X[:5] for X in Xs[:2]])
     assert np.all(half.manifold_selection_["gamma_W"] == 0.0) and half.graph_ in ("kernel", "knn")
     np.testing.assert_array_equal(half.manifold_selection_["gamma_B"], [1e-6, 0.0, 1e-6])
