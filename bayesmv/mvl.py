@@ -344,7 +344,7 @@ def mvl_ls_path(Ks, Y, c, gamma_As, gamma_B=0.0, gamma_W=0.0, Ls=None, Ps=None, 
     return out
 
 
-def mvl_ls_loo(Ks, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None, Ps=None, return_outputs=False):
+def mvl_ls_loo(Ks, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None, Ps=None, return_coef=False):
     """Exact leave-one-out outputs ``(l, d)`` of MVL-LS (Theorem 10, ``R = I``): row ``i`` is
     ``C f(x_i)`` of the fit whose objective (10) drops the loss of point ``i``, which stays in
     the training set as an unlabelled point (its graph edges and ``M_B`` term remain).
@@ -354,17 +354,18 @@ def mvl_ls_loo(Ks, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None, Ps=None, re
     same for every output column. Replacing ``y_i`` by the left-out prediction leaves the left-out
     fit optimal, hence ``f_{-i}(x_i) = (C f(x_i) - S_ii y_i) / (1 - S_ii)``: one solve with ``l``
     right-hand sides instead of ``l`` refits. The loss keeps its ``1/l`` weight. With
-    ``return_outputs`` also the fitted ``C f`` at all ``N`` training points ``(N, d)``."""
+    ``return_coef`` also the coefficients ``(m, N, d)`` of the full fit (those of
+    :func:`mvl_ls_solve`)."""
     Y = np.asarray(Y, dtype=float)
     Y = Y[:, None] if Y.ndim == 1 else Y
     ell = Y.shape[0]
-    A = mvl_ls_solve(Ks, np.eye(ell), c, gamma_A, gamma_B, gamma_W, Ls, Ps=Ps)
-    Hat = sum(cv * np.asarray(K) @ Av for cv, K, Av in zip(np.asarray(c, dtype=float), Ks, A))  # (N, l)
-    h = np.diag(Hat[:ell])
-    if not np.all(np.isfinite(Hat)) or np.any(h >= 1.0):
+    A = mvl_ls_solve(Ks, np.eye(ell), c, gamma_A, gamma_B, gamma_W, Ls, Ps=Ps)  # (m, N, l)
+    S = sum(cv * np.asarray(K)[:ell] @ Av for cv, K, Av in zip(np.asarray(c, dtype=float), Ks, A))
+    h = np.diag(S)
+    if not np.all(np.isfinite(S)) or np.any(h >= 1.0):
         raise FloatingPointError("leave-one-out hat matrix is singular (S_ii >= 1); increase gamma_A")
-    loo = (Hat[:ell] @ Y - h[:, None] * Y) / (1.0 - h)[:, None]
-    return (loo, Hat @ Y) if return_outputs else loo
+    loo = (S @ Y - h[:, None] * Y) / (1.0 - h)[:, None]
+    return (loo, A @ Y) if return_coef else loo
 
 
 def normalized_cut(W, labels):
@@ -1203,17 +1204,16 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
         PL = [psd_sqrt(K) for K in KL]
         LL = self._laplacians(KL, sup_graph) if sup_W else None
         Ps = [psd_sqrt(K) for K in Ks]
-        Ls = self._laplacians(Ks, self.graph)
         pairs = [
             (gB, gW)
             for gB in (AUTO_GAMMA_B if isinstance(self.gamma_B, str) else (self.gamma_B,))
             for gW in (AUTO_GAMMA_W if isinstance(self.gamma_W, str) else (self.gamma_W,))
         ]
-        loo_sup = mvl_ls_loo(KL, Y, c, self.gamma_A, sup_B, sup_W, LL, PL)
-        A_sup = mvl_ls_solve(KL, Y, c, self.gamma_A, sup_B, sup_W, LL, Ps=PL)
-        fits = [(loo_sup, sum(cv * K[:, :ell] @ Av for cv, K, Av in zip(c, Ks, A_sup)))]
+        Ls = self._laplacians(Ks, self.graph) if any(gW for _, gW in pairs) else None
+        # (leave-one-out outputs, coefficients); the supervised fit's span the labelled points only
+        fits = [mvl_ls_loo(KL, Y, c, self.gamma_A, sup_B, sup_W, LL, PL, return_coef=True)]
         fits += [
-            mvl_ls_loo(Ks, Y, c, self.gamma_A, gB, gW, Ls if gW else None, Ps, return_outputs=True)
+            mvl_ls_loo(Ks, Y, c, self.gamma_A, gB, gW, Ls if gW else None, Ps, return_coef=True)
             for gB, gW in pairs
         ]
         best, table = choose_by_loo(Y, [loo for loo, _ in fits], score)
@@ -1222,7 +1222,8 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
             # the labelled points keep their classes; each unlabelled point takes its fitted class
             graph = sum(knn_graph(K, self.n_neighbors) > 0 for K in Ks).astype(float)
             label_of = np.argmax(Y, axis=1)
-            cuts = np.array([normalized_cut(graph, np.r_[label_of, np.argmax(F[ell:], 1)]) for _, F in fits])
+            fitted = [sum(cv * K[ell:, : A.shape[1]] @ Av for cv, K, Av in zip(c, Ks, A)) for _, A in fits]
+            cuts = np.array([normalized_cut(graph, np.r_[label_of, np.argmax(F, 1)]) for F in fitted])
             if np.bincount(label_of).min() < 2:
                 best = int(np.argmin(cuts))  # first (the supervised fit) among equals
         pairs = [(sup_B, sup_W)] + pairs
@@ -1345,8 +1346,9 @@ class MVLRegressor(RegressorMixin, MultiOutputMixin, _MVLBase):
         classifier with a single label in some class, which no leave-one-out can judge, keeps the
         fit whose labelling of the training points has the smallest :func:`normalized_cut` on the
         k-NN graphs of the views. Cost: up to 9 dense leave-one-out solves (a Cholesky of order
-        ``m N`` each), so with unlabelled points not with ``solver="cg"``. Fitted: ``gamma_B_``, ``gamma_W_``,
-        ``graph_`` and the table ``manifold_selection_`` (``None`` without unlabelled points).
+        ``m N`` each), so with unlabelled points not with ``solver="cg"``. Fitted: ``gamma_B_``,
+        ``gamma_W_``, ``graph_`` and the table ``manifold_selection_`` (``None`` without
+        unlabelled points).
     c : array (m,), optional
         Combination weights (eq. 52); uniform ``1/m`` by default. With ``optimize_c`` it is the
         starting point and its norm the sphere radius.

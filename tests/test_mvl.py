@@ -336,7 +336,8 @@ def test_ls_loo_equals_refits_without_each_label(gB, gW):
     Ls = [graph_laplacian(K) for K in Ks]
     ell, c, gA = 7, rng.normal(size=3), 0.03
     Y = rng.normal(size=(ell, 2))
-    loo = mvl_ls_loo(Ks, Y, c, gA, gB, gW, Ls)
+    loo, coef = mvl_ls_loo(Ks, Y, c, gA, gB, gW, Ls, return_coef=True)
+    np.testing.assert_allclose(coef, mvl_ls_solve(Ks, Y, c, gA, gB, gW, Ls), atol=1e-10)
     s = ell / (ell - 1)
     for i in range(ell):
         order = np.r_[np.delete(np.arange(ell), i), np.arange(ell, 11), i]
