@@ -3,7 +3,8 @@
 Rows: each single view's kernel ridge (one-vs-rest ±1 targets), the average-kernel ridge, and the
 MVL methods (MVL-LS, MVL-LS-optC, MVL-binSVM, MVL-SVM), supervised and semi-supervised
 (5 unlabelled samples per class entering only the manifold terms). ``MVL-LS defaults`` rows:
-``MVLClassifier()`` untuned (its own leave-one-out choice of ``gamma_B``, ``gamma_W``), without and
+``MVLClassifier()`` untuned (its own choice of ``gamma_B``, ``gamma_W``: leave-one-out, or the normalised
+cut with one label per class), without and
 with the unlabelled samples, with their paired difference. Columns: 1, 5, 10, 20
 labelled samples per class; accuracy on a fixed held-out test set (1000 samples), mean ± sd
 over random draws of the labelled set (fixed seeds). Gaussian kernels on standardised views,
@@ -116,8 +117,8 @@ def _mvl(Kp, Kt, lab, unl, yp, yte, semi, graph="knn3", **params):
 
 
 def _mvl_defaults(Kp, Kt, lab, unl, yp, yte, semi):
-    """Test accuracy of ``MVLClassifier`` at its defaults (``gamma_A = 1e-5``, ``gamma_B`` and
-    ``gamma_W`` chosen by its own leave-one-out, k-NN graph with k = 3): no validation draws."""
+    """Test accuracy of ``MVLClassifier`` at its defaults (``gamma_A = 1e-5``, ``"auto"``
+    ``gamma_B`` and ``gamma_W``, k-NN graph with k = 3): no validation draws."""
     tr = np.concatenate([lab, unl]) if semi else lab
     clf = MVLClassifier(kernel="precomputed").fit([K[np.ix_(tr, tr)] for K in Kp], yp[lab])
     return float(np.mean(clf.predict([K[:, tr] for K in Kt]) == yte))
