@@ -3,9 +3,9 @@
 Rows: each single view's kernel ridge (one-vs-rest ±1 targets), the average-kernel ridge, and the
 MVL methods (MVL-LS, MVL-LS-optC, MVL-binSVM, MVL-SVM), supervised and semi-supervised
 (5 unlabelled samples per class entering only the manifold terms). ``MVL-LS defaults`` rows:
-``MVLClassifier()`` untuned (its own choice of ``gamma_B``, ``gamma_W``: leave-one-out, or the normalised
-cut with one label per class), without and
-with the unlabelled samples, with their paired difference. Columns: 1, 5, 10, 20
+``MVLClassifier()`` untuned (its own choice of ``gamma_B``, ``gamma_W``: leave-one-out, or the
+normalised cut with one label per class), without and with the unlabelled samples, with their
+paired difference. Columns: 1, 5, 10, 20
 labelled samples per class; accuracy on a fixed held-out test set (1000 samples), mean ± sd
 over random draws of the labelled set (fixed seeds). Gaussian kernels on standardised views,
 median-heuristic bandwidths, shared by every method.
