@@ -46,7 +46,9 @@ def clean(nb):
 def execute(source, timeout=1800):
     """The notebook of a jupytext ``source``, executed in the notebooks' folder."""
     nb = jupytext.read(source)
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}).execute()
+    NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}
+    ).execute()
     return nb
 
 
