@@ -81,6 +81,7 @@ class PersistenceMixin:
     _persistence_exclude: tuple = ()
 
     def save(self, path):
+        """Write the estimator to ``path`` (see :func:`bayesmv.persistence.save`); returns the path."""
         from .persistence import save
 
         return save(self, path)
@@ -171,6 +172,10 @@ class SearchCVMixin:
         return grid
 
     def fit(self, Xs, y, **fit_params):
+        """Score every candidate of the grid on the folds of ``cv``, then refit the best one on all of
+        ``Xs``, ``y``; sets ``cv_results_``, ``best_params_``, ``best_score_``, ``best_estimator_``
+        as ``GridSearchCV`` does. ``fit_params`` go to every fit. Returns ``self``.
+        """
         require_targets(self, y)
         base = self._base_estimator()
         views = check_views(Xs, min_views=base._min_views, owner=type(self).__name__)

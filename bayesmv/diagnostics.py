@@ -42,10 +42,12 @@ class FitTrace:
 
     @property
     def objective(self):
+        """The ``objective`` trace as an array (empty if none was recorded)."""
         return np.asarray(self.traces.get("objective", np.empty(0)))
 
     @property
     def n_iter(self) -> int:
+        """Number of iterations recorded (the longest trace)."""
         return int(max((len(np.atleast_1d(t)) for t in self.traces.values()), default=0))
 
     def to_inference_data(self) -> az.InferenceData:
@@ -166,13 +168,16 @@ class ConvergenceReport:
 
     @property
     def passed(self) -> bool:
+        """True when every variable meets its thresholds, no transition diverged and no note was raised."""
         return all(v.passed for v in self.variables) and self.divergences == 0 and not self.notes
 
     @property
     def failed(self) -> list:
+        """Names of the variables that miss a threshold."""
         return [v.name for v in self.variables if not v.passed]
 
     def to_dataframe(self):
+        """The per-variable diagnostics as a pandas ``DataFrame`` indexed by variable name."""
         import pandas as pd
 
         return pd.DataFrame([vars(v) for v in self.variables]).set_index("name")

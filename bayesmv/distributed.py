@@ -54,6 +54,7 @@ __all__ = [
     "shard_rows",
 ]
 
+#: Name of the mesh axis along which the sample rows are sharded.
 DATA_AXIS = "data"
 
 
@@ -166,6 +167,7 @@ def row_sharding(mesh: Mesh) -> NamedSharding:
 
 
 def replicated_sharding(mesh: Mesh) -> NamedSharding:
+    """The sharding that holds a full copy of an array on every device of ``mesh``."""
     return NamedSharding(mesh, PartitionSpec())
 
 
@@ -178,6 +180,9 @@ def constrain_rows(x, mesh):
 
 
 def constrain_replicated(x, mesh):
+    """``x`` constrained to be replicated on every device of ``mesh`` inside a jitted function
+    (``x`` itself when ``mesh`` is None).
+    """
     if mesh is None:
         return x
     return jax.lax.with_sharding_constraint(x, replicated_sharding(mesh))

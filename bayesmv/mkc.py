@@ -25,6 +25,7 @@ The whole fit is one jitted ``lax.while_loop`` and is ``vmap``-able over ``(λ1,
 benchmark tunes a whole λ grid in one call.
 
 Deviations / choices (documented in the report):
+
 * each view is divided by the mean of its diagonal over the samples seen in every view (all its
   observed samples if fewer than two are seen everywhere) before completion and multiplied
   back afterwards (makes one λ fit views with different kernel scales; §2.2 speaks of normalised
@@ -72,6 +73,7 @@ __all__ = [
     "simplex_qp",
 ]
 
+#: The completion variants accepted by ``MKC(method=...)``.
 METHODS = ("embd_ht", "embd_hm", "app", "sdp", "rnd")
 _BIG = 1e30
 

@@ -83,7 +83,9 @@ from .kernels import (
 
 __all__ = [
     "MVLClassifier",
+    "MVLClassifierCV",
     "MVLRegressor",
+    "MVLRegressorCV",
     "between_view_matrix",
     "box_qp",
     "choose_by_loo",
@@ -1528,6 +1530,7 @@ class MVLClassifier(ClassifierMixin, _MVLBase):
         return self._scores(self.per_view_output(Xs))
 
     def predict(self, Xs):
+        """Class labels for the views ``Xs``: the class of the largest combined score."""
         return self._predict_from_views(self.per_view_output(Xs))
 
     def _predict_from_views(self, V):

@@ -67,7 +67,9 @@ from .kernels import block_nystrom, get_kernel, n_landmarks
 
 __all__ = [
     "MVMLClassifier",
+    "MVMLClassifierCV",
     "MVMLRegressor",
+    "MVMLRegressorCV",
     "a_step",
     "default_step_size",
     "g_step",
@@ -886,6 +888,16 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
         return np.stack(Qs)
 
     # -- fit / predict core
+    def fit(self, Xs, y):
+        """Learn the metric and the coefficients from the views ``Xs`` (kernels with
+        ``kernel="precomputed"``) and the class labels or real targets ``y``; returns ``self``."""
+        Xs, y = self._validate_fit(Xs, y)
+        return self._fit_targets(Xs, self._targets(y))
+
+    def predict(self, Xs):
+        """Class labels (classifier) or real predictions (regressor) for the views ``Xs``."""
+        return self._predict_from_decision(self._decision(Xs))
+
     def _fit_targets(self, Xs, Y):
         """Run Algorithm 1 for each column of ``Y`` (``n x n_outputs``); one-vs-rest is per column."""
         mu0, kernels, params = self._check_params(len(Xs))
@@ -981,10 +993,6 @@ class MVMLClassifier(ClassifierMixin, _MVMLBase):
     classes_ : the class labels.
     """
 
-    def fit(self, Xs, y):
-        Xs, y = self._validate_fit(Xs, y)
-        return self._fit_targets(Xs, self._targets(y))
-
     def _targets(self, y):
         """±1 targets, one column per one-vs-rest problem; records ``classes_``."""
         self.classes_, codes = encode_labels(y)
@@ -997,9 +1005,6 @@ class MVMLClassifier(ClassifierMixin, _MVMLBase):
     def _class_scores(self, F):
         return F[:, 0] if len(self.classes_) == 2 else F
 
-    def predict(self, Xs):
-        return self._predict_from_decision(self._decision(Xs))
-
     def _predict_from_decision(self, F):
         return labels_from_scores(self.classes_, self._class_scores(F))
 
@@ -1007,16 +1012,9 @@ class MVMLClassifier(ClassifierMixin, _MVMLBase):
 class MVMLRegressor(RegressorMixin, _MVMLBase):
     """MVML regressor (square loss, eq. 7) — same parameters and attributes as ``MVMLClassifier``."""
 
-    def fit(self, Xs, y):
-        Xs, y = self._validate_fit(Xs, y)
-        return self._fit_targets(Xs, self._targets(y))
-
     @staticmethod
     def _targets(y):
         return check_targets(y)[:, None]
-
-    def predict(self, Xs):
-        return self._predict_from_decision(self._decision(Xs))
 
     @staticmethod
     def _predict_from_decision(F):

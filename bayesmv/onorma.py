@@ -844,6 +844,9 @@ class OVKRidge(RegressorMixin, MultiOutputMixin, PersistenceMixin, BaseEstimator
         ]
 
     def fit(self, X, Y):
+        """Solve the batch operator-valued kernel ridge problem on ``X`` and targets ``Y``; with several
+        ``lam`` values, choose one by ``cv``-fold cross-validation first. Returns ``self``.
+        """
         lams = np.atleast_1d(np.asarray(self.lam, dtype=float))
         if lams.ndim != 1 or lams.size == 0:
             raise ValueError(f"lam must be a number or a 1-D sequence of numbers, got {self.lam!r}")
@@ -897,6 +900,7 @@ class OVKRidge(RegressorMixin, MultiOutputMixin, PersistenceMixin, BaseEstimator
         return self
 
     def predict(self, X):
+        """Vector-valued predictions for ``X`` (a 1-D array when ``Y`` was 1-D)."""
         if not hasattr(self, "dual_coef_"):
             raise NotFittedError("This OVKRidge instance is not fitted yet; call 'fit' first.")
         Xa, _, _ = _prepare_inputs(X, self._multiview, self.n_features_per_view_, owner=type(self).__name__)

@@ -26,7 +26,9 @@ import numpy as np
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load", "save"]
 
+#: The ``format`` field of a saved file's header; :func:`load` rejects any other.
 FORMAT_NAME = "bayesmv-estimator"
+#: Version of the file layout; :func:`load` reads files of this version only.
 FORMAT_VERSION = 1
 
 

@@ -30,6 +30,7 @@ class ViewTransformer(TransformerMixin, MultiViewMixin, BaseEstimator):
         self.transformer = transformer
 
     def fit(self, Xs, y=None):
+        """Fit a clone of ``transformer`` (or of its entry for that view) on each view; returns ``self``."""
         views = self._validate_fit(Xs)
         if isinstance(self.transformer, (list, tuple)):
             if len(self.transformer) != len(views):
@@ -41,6 +42,9 @@ class ViewTransformer(TransformerMixin, MultiViewMixin, BaseEstimator):
         return self
 
     def transform(self, Xs):
+        """Each view transformed by its fitted transformer, as a list of views (one 2-D array for a
+        single view, a ``MultiViewArray`` for a ``MultiViewArray``).
+        """
         views = self._validate_predict(Xs)
         out = [t.transform(X) for t, X in zip(self.transformers_, views)]
         if isinstance(Xs, MultiViewArray):

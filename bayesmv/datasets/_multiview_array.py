@@ -60,18 +60,22 @@ class MultiViewArray:
 
     @property
     def n_views(self):
+        """Number of views."""
         return len(self._views)
 
     @property
     def n_features_per_view(self):
+        """Number of features of each view, a tuple."""
         return tuple(X.shape[1] for X in self._views)
 
     @property
     def shape(self):
+        """``(n_samples, total number of features)``, as for the views side by side."""
         return (self._views[0].shape[0], sum(self.n_features_per_view))
 
     @property
     def ndim(self):
+        """2: scikit-learn's splitters see a samples × features array."""
         return 2
 
     def __len__(self):

@@ -26,6 +26,9 @@ class MultiViewStandardScaler:
     """Per-view, per-feature standardisation fitted on observed rows (NaN rows are left NaN)."""
 
     def fit(self, Xs):
+        """Per-view feature means and standard deviations over the observed rows of ``Xs``
+        (a constant feature keeps scale 1); returns ``self``.
+        """
         Xs = check_views(Xs, allow_missing=True)
         self.mean_ = [np.nanmean(X, axis=0) for X in Xs]
         scale = [np.nanstd(X, axis=0) for X in Xs]
@@ -33,6 +36,7 @@ class MultiViewStandardScaler:
         return self
 
     def transform(self, Xs):
+        """Each view centred and scaled by the fitted statistics; missing rows stay NaN."""
         if not hasattr(self, "mean_"):
             from sklearn.exceptions import NotFittedError
 
@@ -41,6 +45,7 @@ class MultiViewStandardScaler:
         return [(X - m) / s for X, m, s in zip(Xs, self.mean_, self.scale_)]
 
     def fit_transform(self, Xs):
+        """``fit(Xs)``, then ``transform(Xs)``."""
         return self.fit(Xs).transform(Xs)
 
 

@@ -17,6 +17,7 @@ from jax.scipy.linalg import solve_triangular
 
 __all__ = ["joint_hmc_step", "rowwise_hmc_step", "DIVERGENCE_THRESHOLD"]
 
+#: A trajectory whose energy error exceeds this is counted as divergent (NumPyro's value).
 DIVERGENCE_THRESHOLD = 1000.0
 
 

@@ -9,15 +9,21 @@ One sweep (:func:`m3lak_sweep`, pure and jit-able) updates, in order:
 3. DP assignments, sticks and components — only for ``spectral_prior="dp"``: collapsed
    assignments with the NIW predictive (``config.dp_update="collapsed"``, Neal 2000) or the
    paper's slice sampler (``"slice"``, eqs. 5–9),
-4. ``λ`` (eq. 2), 5. ``β`` (eq. 1), 6. ``U`` (eq. 10), 7. ``[W_i V_i]`` jointly per view
-   (DESIGN §5), 8. ``r`` (eq. 13, corrected), 9. ``τ`` (eq. 14), 10. ``v`` (if ``v_prior``).
-   With ``config.precision_update="collapsed"`` U_i is drawn from its conditional given V_i
-   (eq. 10), then moves with V_i integrated out (elliptical slice), then r_i and τ_i with
-   ``[W_i V_i]`` integrated out
-   (:func:`~bayesmv.inference.conditionals.sample_precisions_collapsed`), then ``[W_i V_i]``.
-11. With ``config.latent_axis_moves``: the scale and shear of the latent axes, ``(H, W_i, r_i,
+4. ``λ`` (eq. 2),
+5. ``β`` (eq. 1),
+6. ``U`` (eq. 10),
+7. ``[W_i V_i]`` jointly per view (DESIGN §5),
+8. ``r`` (eq. 13, corrected),
+9. ``τ`` (eq. 14),
+10. ``v`` (if ``v_prior``),
+11. with ``config.latent_axis_moves``: the scale and shear of the latent axes, ``(H, W_i, r_i,
     Ω, DP components)`` moved together along maps under which the likelihood is invariant
     (:mod:`~bayesmv.inference.latent_axes`).
+
+With ``config.precision_update="collapsed"`` blocks 6–9 become: U_i drawn from its conditional
+given V_i (eq. 10), then moved with V_i integrated out (elliptical slice), then r_i and τ_i
+with ``[W_i V_i]`` integrated out
+(:func:`~bayesmv.inference.conditionals.sample_precisions_collapsed`), then ``[W_i V_i]``.
 
 With ``config.augmented=True`` the ``H`` and ``Ω`` updates condition on ``λ`` (the paper). With
 ``augmented=False`` they target the λ-marginal hinge ``exp(-2C max(0, ζ))`` instead; because
@@ -75,6 +81,7 @@ __all__ = [
     "sweep_outputs",
 ]
 
+#: The sampler blocks by the code ``M3LAKState.nonfinite`` records.
 BLOCK_NAMES = {
     1: "H (per-row HMC)",
     2: "omega (HMC)",
@@ -605,9 +612,13 @@ class M3LAKKernel(MCMCKernel):
 
     @property
     def default_fields(self):
+        """The state fields NumPyro's ``MCMC`` collects: ``outputs`` (the draws of each sweep)."""
         return ("outputs",)
 
     def postprocess_fn(self, model_args, model_kwargs):
+        """The function applied to each stored draw: drops the rows that pad N to the device count
+        and replicates the decision values (the identity for an unsharded run).
+        """
         if self.mesh is None and self.n_valid is None:
             return lambda x: x
         from ..distributed import constrain_replicated
@@ -652,6 +663,9 @@ class M3LAKKernel(MCMCKernel):
         )
 
     def init(self, rng_key, num_warmup, init_params, model_args, model_kwargs):
+        """The initial ``M3LAKState`` of one chain (or one per key for a batch of keys): latents from
+        ``initial_latent`` on the data (``model_args[0]``, an ``M3LAKData``), step sizes for warm-up.
+        """
         self._num_warmup = int(num_warmup)
         data = model_args[0]
         if jnp.ndim(rng_key) > 1 or (
@@ -661,6 +675,10 @@ class M3LAKKernel(MCMCKernel):
         return self._init_one(rng_key, data)
 
     def sample(self, state: M3LAKState, model_args, model_kwargs):
+        """One sweep of the sampler (``m3lak_sweep``) from ``state``; step sizes adapt during warm-up.
+        A block that produces non-finite values is recorded in ``state.nonfinite`` (``run_m3lak``
+        then raises :class:`M3LAKNumericalError`).
+        """
         data = model_args[0]
         cfg = self.config
         key, key_sweep = jax.random.split(state.rng_key)
@@ -695,6 +713,7 @@ class M3LAKKernel(MCMCKernel):
         )
 
     def get_diagnostics_str(self, state):
+        """Progress-bar text: acceptance rate and step size of the H and Ω HMC blocks."""
         return (
             f"acc H {float(state.accept_prob_H):.2f} (step {float(state.step_size_H):.2e}), "
             f"acc Ω {float(state.accept_prob_omega):.2f} (step {float(state.step_size_omega):.2e})"

@@ -48,14 +48,17 @@ class SeparableKernel:
 
     @property
     def output_dim(self) -> int:
+        """Number of outputs (the size of ``T``)."""
         return len(self.T)
 
     @property
     def scalar_kernel(self) -> Kernel:
+        """The scalar kernel ``k`` as a :class:`Kernel`."""
         return get_kernel(self.kernel, **dict(self.kernel_params))
 
     @property
     def T_matrix(self):
+        """The output operator ``T`` as a JAX array."""
         return jnp.asarray(self.T)
 
     def __call__(self, x, y):
@@ -91,12 +94,14 @@ class SumOfSeparableKernels:
 
     @property
     def output_dim(self) -> int:
+        """Number of outputs, shared by the terms."""
         return self.kernels[0].output_dim
 
     def __call__(self, x, y):
         return sum(w * k(x, y) for w, k in zip(self.weights, self.kernels))
 
     def gram(self, X, Y=None):
+        """The block Gram matrix ``Σ_j w_j K_j(X, Y) ⊗ T_j`` between ``X`` and ``Y`` (``X`` if None)."""
         return sum(w * k.gram(X, Y) for w, k in zip(self.weights, self.kernels))
 
 
@@ -122,9 +127,11 @@ class DiagonalMultiViewKernel:
 
     @property
     def output_dim(self) -> int:
+        """Number of outputs: one per view."""
         return len(self.kernels)
 
     def view_grams(self, Xs, Ys=None):
+        """The Gram matrix of each view's kernel between ``Xs`` and ``Ys`` (``Xs`` if None)."""
         Ys = Xs if Ys is None else Ys
         if len(Xs) != len(self.kernels) or len(Ys) != len(self.kernels):
             raise ValueError(f"expected {len(self.kernels)} views, got {len(Xs)} and {len(Ys)}")

@@ -165,6 +165,7 @@ def jaccard_kernel(X, Y=None):
     return xp.where(union > 0, inter / xp.where(union > 0, union, 1.0), 1.0)
 
 
+#: The scalar kernels by name, as accepted by ``kernel=`` and :func:`get_kernel`.
 KERNELS: dict[str, Callable] = {
     "linear": linear_kernel,
     "poly": polynomial_kernel,
@@ -195,6 +196,7 @@ class Kernel:
 
     @property
     def name(self) -> str:
+        """The kernel's registered name (``"rbf"``, ...), or its function's name."""
         return next((k for k, v in KERNELS.items() if v is self.fn), getattr(self.fn, "__name__", "kernel"))
 
 

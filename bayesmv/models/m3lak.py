@@ -129,6 +129,7 @@ class M3LAKConfig:
 
     @property
     def nu0(self) -> float:
+        """The NIW prior's degrees of freedom ν0: ``niw_nu0``, or ``n_latent`` when that is None."""
         return float(self.n_latent if self.niw_nu0 is None else self.niw_nu0)
 
     @property
