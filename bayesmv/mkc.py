@@ -108,6 +108,14 @@ def simplex_qp(G, b, mask, n_iter=200, s0=None):
     ``G`` is PSD (a Gram matrix). Accelerated projected gradient (FISTA) with step ``1/(2‖G‖₂)``
     and the exact simplex projection; for the few views of MKC 200 iterations reach machine
     precision on well-conditioned rows.
+
+    Kept over the maintained QP solvers (``benchmarks/solvers.py``, 2026-11-26, MKC ``embd_ht``
+    on TOYG1 and on mfeat kernels, 25 warm-started iterations per outer step): re-solving the
+    recorded row QPs through ``qpsolvers`` takes 4.4–5.0× its time with DAQP and 32–45× with
+    clarabel or OSQP; a whole fit with DAQP through ``jax.pure_callback`` takes 0.8× (TOY) to
+    1.33× (mfeat) and ties the loop to the host (no ``vmap`` over a λ grid, no accelerator). The
+    libraries' exact row optima are lower by at most a relative 8.5e-5 and move the ARE by 0.003
+    points.
     """
     G = jnp.asarray(G)
     Gm = G * (mask[:, None] & mask[None, :])

@@ -481,7 +481,14 @@ def mvl_ls_objective(Ks, Y, c, A, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None):
 
 @partial(jax.jit, static_argnames=("matvec_G", "max_iter"))
 def _gcg(matvec_G, apply_H, rhs, lam, tol, max_iter):
-    """Batched CG for ``(H G + lam I) a = rhs`` in the ``G``-inner product (columns independent)."""
+    """Batched CG for ``(H G + lam I) a = rhs`` in the ``G``-inner product (columns independent).
+
+    Kept over ``jax.scipy.sparse.linalg.cg`` (``benchmarks/solvers.py``, 2026-11-26, MVL-LS at
+    n = 5,000): a library CG has only the Euclidean inner product, so it has to solve the
+    symmetric ``(G H G + lam G) a = G rhs``, whose condition number is squared; it stops at its
+    2,000 iterations (134 s, 52× the time) with relative residual 0.24, against 4.2e-5 after 58
+    iterations (2.6 s) here. Test accuracy is the same (0.966).
+    """
     a = jnp.zeros_like(rhs)
     r = rhs
     Gr = matvec_G(r)
@@ -588,6 +595,11 @@ def sphere_lstsq(A, b, radius=1.0, rtol=1e-12):
     ``γ* = -σ_min²``: the components outside the bottom eigenspace are ``σ_i c_i / (σ_i² - σ_min²)``
     and the rest of the norm goes to a bottom eigenvector (the first such ``v``; the solution is
     then not unique). Returns ``(x, γ*)``.
+
+    Kept over ``scipy.optimize.minimize`` (SLSQP with ``‖x‖² = radius²`` as a constraint;
+    ``benchmarks/solvers.py``, 2026-11-26, MVL-LS-optC's c-steps on mfeat): SLSQP takes 2.9–7.5×
+    the time for the same objective (relative gap ≤ 4e-14) and test accuracy, and is a local
+    method where this is the global minimiser.
     """
     A = np.asarray(A, dtype=float)
     b = np.asarray(b, dtype=float).ravel()
@@ -752,6 +764,11 @@ def box_qp(H, q, lo, hi, x0=None, tol=1e-8, max_iter=500, warm_start="ipm", shif
     ``shifted_solver(dvec)`` may supply a structured solver for ``H + diag(dvec)``.
     Returns ``(x, info)``, ``info = {"n_iter", "kkt", "objective"}`` (objective per
     iteration; KKT = largest projected-gradient entry).
+
+    Kept over the maintained QP solvers (``benchmarks/solvers.py``, 2026-11-26, MVL-SVM duals on
+    mfeat, the same objective to a relative 4e-10 and the same test accuracy): with 500 labelled
+    points DAQP takes 8.4× its time (simplex coding, 4,500 variables: 45 s against 5.4 s) and
+    1.18× (one-vs-all), clarabel 2.7–9.0×, OSQP 3.2–10.5×; with 200 DAQP takes 0.69–0.81×.
     """
     H = np.asarray(H, dtype=float)
     q = np.asarray(q, dtype=float)
