@@ -487,7 +487,8 @@ def _gcg(matvec_G, apply_H, rhs, lam, tol, max_iter):
     n = 5,000): a library CG has only the Euclidean inner product, so it has to solve the
     symmetric ``(G H G + lam G) a = G rhs``, whose condition number is squared; it stops at its
     2,000 iterations (134 s, 52× the time) with relative residual 0.24, against 4.2e-5 after 58
-    iterations (2.6 s) here. Test accuracy is the same (0.966).
+    iterations (2.6 s) here; at n = 20,000 (capped at 300 iterations) 352 s (10.7×) and residual
+    0.39, against 7.1e-5 after 55 iterations (33 s). Test accuracy is the same (0.966, 0.963).
     """
     a = jnp.zeros_like(rhs)
     r = rhs
