@@ -23,6 +23,8 @@ _NOISE = (
     "Very slow compile",
     "****************",
     "Shape validation failed",
+    "IProgress not found",
+    "from .autonotebook import",
 )
 
 
