@@ -288,3 +288,24 @@ def test_loaded_estimator_still_validates(name, fitted_estimator, tiny_problem, 
     bad = [np.hstack([V, V[:, :1]]) for V in X] if isinstance(X, list) else np.hstack([X, X[:, :1]])
     with pytest.raises(ValueError, match="features"):
         loaded.predict(bad)
+
+
+SAVED_FITS = os.path.join(os.path.dirname(__file__), "data", "saved_fits")
+
+
+@pytest.mark.parametrize("name", ESTIMATOR_NAMES)
+def test_earlier_saved_fits_load(name, tiny_problem):
+    """Fits saved before the methods moved into subpackages (``bayesmv.mvl:MVLClassifier`` in the
+    header, not ``bayesmv.mvl.estimators``) load and give the outputs stored beside them."""
+    with zipfile.ZipFile(os.path.join(SAVED_FITS, f"{name}.bmv")) as zf:
+        module = json.loads(zf.read("header.json"))["class"].split(":")[0]
+    assert module.count(".") == 1, module  # written under the flat layout
+    loaded = bayesmv.load(os.path.join(SAVED_FITS, f"{name}.bmv"))
+    assert type(loaded) is getattr(bayesmv, name)
+    stored = np.load(os.path.join(SAVED_FITS, "outputs.npz"))
+    outputs = _outputs(loaded, name, tiny_problem)
+    assert sorted(outputs) == sorted(k.split(".", 1)[1] for k in stored.files if k.startswith(f"{name}."))
+    for method, value in outputs.items():
+        np.testing.assert_allclose(
+            np.asarray(value), stored[f"{name}.{method}"], rtol=1e-9, atol=1e-12, err_msg=method
+        )
