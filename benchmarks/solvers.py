@@ -100,10 +100,10 @@ def rel_gap(f_lib, f_hand):
 
 
 def library_box_qp(solver):
-    """``bayesmv.mvl.box_qp``'s interface, solved by ``qpsolvers`` with ``solver``."""
+    """``bayesmv.mvl.svm.box_qp``'s interface, solved by ``qpsolvers`` with ``solver``."""
     import qpsolvers
 
-    from bayesmv import mvl
+    from bayesmv.mvl import svm
 
     def box_qp(H, q, lo, hi, x0=None, tol=1e-8, max_iter=500, warm_start="ipm", shifted_solver=None):
         n = q.shape[0]
@@ -115,7 +115,7 @@ def library_box_qp(solver):
         g = H @ x - q
         return x, {
             "n_iter": 0,
-            "kkt": mvl._kkt_violation(H, q, lo, hi, np.clip(x, lo, hi), g),
+            "kkt": svm._kkt_violation(H, q, lo, hi, np.clip(x, lo, hi), g),
             "objective": [0.0],
         }
 
@@ -159,8 +159,9 @@ def box_rows(n_labeled):
     """One MVL-SVM fit per loss and solver; every QP of the fit timed where the estimator calls it
     (the duals do not depend on the solver, so the fits solve the same QPs)."""
     from bayesmv import mvl
+    from bayesmv.mvl import svm
 
-    hand = mvl.box_qp
+    hand = svm.box_qp
     Xtr, ytr, Xte, yte = mfeat_task(n_labeled, 500, ("fou", "kar", "zer"), 0)
     gammas = [{"gamma": 1.0 / X.shape[1]} for X in Xtr]
     rows = []
@@ -168,7 +169,7 @@ def box_rows(n_labeled):
         reference = None
         for solver in ("box_qp", *QP_SOLVERS):
             log = []
-            mvl.box_qp = timed_box_qp(hand if solver == "box_qp" else library_box_qp(solver), log)
+            svm.box_qp = timed_box_qp(hand if solver == "box_qp" else library_box_qp(solver), log)
             try:
                 est = mvl.MVLClassifier(loss=loss, kernel_params=gammas, gamma_A=1e-4).fit(Xtr, ytr)
                 acc = est.score(Xte, yte)
@@ -176,7 +177,7 @@ def box_rows(n_labeled):
                 rows.append([loss, solver, "", "", "failed", "", "", "", type(err).__name__])
                 continue
             finally:
-                mvl.box_qp = hand
+                svm.box_qp = hand
             f = [0.5 * x @ H @ x - q @ x for H, q, _, _, x, _ in log]
             seconds = sum(entry[-1] for entry in log)
             viol = max(box_violation(x, lo, hi) for _, _, lo, hi, x, _ in log)
@@ -354,13 +355,13 @@ def library_mvl_ls_cg(kernels, Xs, Y, c, gamma_A, tol, max_iter, block_size=1024
     import jax.numpy as jnp
     from jax.scipy.sparse.linalg import cg
 
-    from bayesmv import mvl
+    from bayesmv.mvl import least_squares
 
     m, N = len(Xs), Xs[0].shape[0]
     Y = np.asarray(Y, dtype=float).reshape(len(Y), -1)
     ell = Y.shape[0]
     cj = jnp.asarray(c, dtype=float)
-    G = mvl._ViewMatvec(kernels, Xs, block_size)
+    G = least_squares._ViewMatvec(kernels, Xs, block_size)
     Jmask = (jnp.arange(N) < ell).astype(float)[None, :, None]
     lam = ell * gamma_A
 
@@ -376,7 +377,7 @@ def library_mvl_ls_cg(kernels, Xs, Y, c, gamma_A, tol, max_iter, block_size=1024
 
         return cg(op, G(rhs), tol=tol, maxiter=max_iter)[0]
 
-    rhs = jnp.asarray(mvl._targets_c(Y, np.asarray(c), N))
+    rhs = jnp.asarray(least_squares._targets_c(Y, np.asarray(c), N))
     return np.asarray(solve(rhs)).reshape(m, N, -1)
 
 
@@ -384,17 +385,17 @@ def ls_residual(kernels, Xs, Y, c, gamma_A, A):
     """``‖(H G + λ I) a − rhs‖ / ‖rhs‖`` of MVL-LS's system (γ_B = γ_W = 0)."""
     import jax.numpy as jnp
 
-    from bayesmv import mvl
+    from bayesmv.mvl import least_squares
 
     m, N = len(Xs), Xs[0].shape[0]
     Y = np.asarray(Y, dtype=float).reshape(len(Y), -1)
     ell = Y.shape[0]
-    G = mvl._ViewMatvec(kernels, Xs, 1024)
+    G = least_squares._ViewMatvec(kernels, Xs, 1024)
     a = jnp.asarray(A.reshape(m * N, -1))
     F = np.asarray(G(a)).reshape(m, N, -1)
     cf = np.einsum("v,vid->id", c, F)
     HF = c[:, None, None] * ((np.arange(N) < ell)[None, :, None] * cf[None])
-    rhs = mvl._targets_c(Y, np.asarray(c), N)
+    rhs = least_squares._targets_c(Y, np.asarray(c), N)
     return float(
         np.linalg.norm(HF.reshape(m * N, -1) + ell * gamma_A * np.asarray(a) - rhs) / np.linalg.norm(rhs)
     )
@@ -470,8 +471,9 @@ def scipy_sphere_lstsq(A, b, radius=1.0, rtol=1e-12):
 
 def part_sphere(args):
     from bayesmv import mvl
+    from bayesmv.mvl import fitting
 
-    hand = mvl.sphere_lstsq
+    hand = fitting.sphere_lstsq
     rows = []
     for views in (("fou", "kar", "zer"), ("fac", "pix", "mor", "fou", "kar", "zer")):
         Xtr, ytr, Xte, yte = mfeat_task(args.n_svm[0], 500, views, 1)
@@ -482,11 +484,11 @@ def part_sphere(args):
             problems.append((A, b, radius))
             return hand(A, b, radius, rtol)
 
-        mvl.sphere_lstsq = recording
+        fitting.sphere_lstsq = recording
         try:
             acc_hand = mvl.MVLClassifier(optimize_c=True, kernel_params=gammas).fit(Xtr, ytr).score(Xte, yte)
         finally:
-            mvl.sphere_lstsq = hand
+            fitting.sphere_lstsq = hand
         t_hand = f_hand = None
         for name, solve in (("sphere_lstsq", hand), ("scipy SLSQP", scipy_sphere_lstsq)):
             t0 = time.perf_counter()
@@ -499,13 +501,13 @@ def part_sphere(args):
             if name == "sphere_lstsq":
                 acc = acc_hand
             else:
-                mvl.sphere_lstsq = solve
+                fitting.sphere_lstsq = solve
                 try:
                     acc = (
                         mvl.MVLClassifier(optimize_c=True, kernel_params=gammas).fit(Xtr, ytr).score(Xte, yte)
                     )
                 finally:
-                    mvl.sphere_lstsq = hand
+                    fitting.sphere_lstsq = hand
             gap = max(rel_gap(a, h) for a, h in zip(f, f_hand))
             rows.append(["+".join(views), name, len(problems), f"{t * 1e3:.1f}", f"{t / t_hand:.1f}", f"{gap:.1e}",
                          f"{viol:.1e}", f"{acc:.4f}"])  # fmt: skip

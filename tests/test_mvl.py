@@ -14,7 +14,6 @@ from bayesmv.mvl import (
     MVLClassifier,
     MVLClassifierCV,
     MVLRegressor,
-    _manifold_matrix,
     between_view_matrix,
     box_qp,
     choose_by_loo,
@@ -31,6 +30,7 @@ from bayesmv.mvl import (
     simplex_coding,
     sphere_lstsq,
 )
+from bayesmv.mvl.graphs import _manifold_matrix
 
 
 def _toy(n=9, m=3, p=3, seed=0, gamma=0.3):
@@ -462,7 +462,7 @@ def test_choose_by_loo_rule_and_bad_input():
 
 
 def test_optc_woodbury_solver_matches_direct():
-    from bayesmv.mvl import _FixedManifoldLS
+    from bayesmv.mvl.least_squares import _FixedManifoldLS
 
     rng, Xs, Ks = _toy(n=11, seed=7)
     Ls = [graph_laplacian(K) for K in Ks]

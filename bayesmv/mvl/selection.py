@@ -1,0 +1,135 @@
+"""The choice of ``gamma_B`` / ``gamma_W`` by exact leave-one-out when they are ``"auto"``."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .graphs import knn_graph, normalized_cut
+from .least_squares import mvl_ls_loo, psd_sqrt
+
+__all__ = [
+    "AUTO_GAMMA_B",
+    "AUTO_GAMMA_W",
+    "SUPERVISED_MANIFOLD",
+    "ManifoldChoice",
+    "choose_by_loo",
+    "choose_manifold",
+    "supervised_manifold",
+]
+
+
+#: The manifold weights and graph of the supervised fit that ``"auto"`` falls back to.
+SUPERVISED_MANIFOLD = {"gamma_B": 1e-6, "gamma_W": 1e-6, "graph": "kernel"}
+#: The ``gamma_B`` candidates of ``gamma_B="auto"`` with unlabelled points.
+AUTO_GAMMA_B = (0.0, 1e-6)
+#: The ``gamma_W`` candidates of ``gamma_W="auto"`` with unlabelled points.
+AUTO_GAMMA_W = (0.0, 1e-6, 1e-4, 1e-2)
+
+
+def choose_by_loo(Y, loos, score="accuracy"):
+    """Index of the fit to keep among leave-one-out outputs ``loos`` (each ``(l, d)``, e.g. from
+    :func:`mvl_ls_loo`) of the same labelled points; ``loos[0]`` is the fallback.
+
+    Per point, a fit scores 1 for the right class (``score="accuracy"``: argmax of the outputs
+    against the argmax of the ±1 targets ``Y``) or minus its squared error (``"squared"``). Another
+    fit is taken only when its mean paired gain over the fallback exceeds one standard error, the
+    largest such gain winning (ties: the smaller squared error). With one label per class no
+    point is predicted right once left out, so the fallback stays.
+
+    Returns ``(index, table)``; ``table`` holds per fit ``loo_score`` (mean per-point score),
+    ``gain`` and ``gain_se`` (paired, against the fallback) and ``loo_mse``."""
+    if score not in ("accuracy", "squared"):
+        raise ValueError(f"score must be 'accuracy' or 'squared', got {score!r}")
+    Y = np.asarray(Y, dtype=float)
+    Y = Y[:, None] if Y.ndim == 1 else Y
+    sq = [np.sum((np.reshape(loo, Y.shape) - Y) ** 2, axis=1) for loo in loos]
+    if score == "accuracy":
+        hits = [(np.argmax(np.reshape(loo, Y.shape), 1) == np.argmax(Y, 1)).astype(float) for loo in loos]
+    else:
+        hits = [-e for e in sq]
+    diffs = [h - hits[0] for h in hits]
+    gain = np.array([d.mean() for d in diffs])
+    se = np.array([d.std(ddof=1) / np.sqrt(d.size) if d.size > 1 else np.inf for d in diffs])
+    mse = np.array([e.mean() for e in sq])
+    ok = np.flatnonzero(gain > se)
+    best = 0 if ok.size == 0 else int(ok[np.lexsort((mse[ok], -gain[ok]))[0]])
+    table = {"loo_score": np.array([h.mean() for h in hits]), "gain": gain, "gain_se": se, "loo_mse": mse}
+    return best, table
+
+
+def supervised_manifold(gamma_B, gamma_W, graph):
+    """``(gamma_B, gamma_W, graph)`` of the supervised fit: ``SUPERVISED_MANIFOLD`` where a
+    weight is ``"auto"`` (its graph with an ``"auto"`` ``gamma_W``), the given values elsewhere."""
+    auto_B, auto_W = isinstance(gamma_B, str), isinstance(gamma_W, str)
+    return (
+        SUPERVISED_MANIFOLD["gamma_B"] if auto_B else gamma_B,
+        SUPERVISED_MANIFOLD["gamma_W"] if auto_W else gamma_W,
+        SUPERVISED_MANIFOLD["graph"] if auto_W else graph,
+    )
+
+
+class ManifoldChoice(NamedTuple):
+    """The problem :func:`choose_manifold` keeps: Gram matrices, their square roots and the
+    Laplacians (``l x l`` for the supervised fit), its weights and graph, and the table of
+    every candidate."""
+
+    Ks: list
+    Ps: list
+    Ls: list | None
+    gamma_B: float
+    gamma_W: float
+    graph: str
+    table: dict
+
+
+def choose_manifold(Ks, Y, c, gamma_A, gamma_B, gamma_W, graph, laplacians, n_neighbors, score):
+    """``"auto"`` ``gamma_B`` / ``gamma_W`` with unlabelled points (``Ks`` over the ``l`` labelled
+    points first, then the unlabelled ones): the supervised fit (:func:`supervised_manifold` on
+    the labelled points alone) unless a fit with the unlabelled points on ``graph``, at a pair of
+    ``AUTO_GAMMA_B x AUTO_GAMMA_W`` (a numeric value fixed), beats it by :func:`choose_by_loo`.
+    A classifier (``score="accuracy"``) with a single label in some class, where no leave-one-out
+    can judge, keeps instead the fit whose classes (labelled points as given, the others by the
+    fit) have the smallest :func:`normalized_cut` on the graph counting the views in which two
+    points are ``n_neighbors``-nearest neighbours. ``laplacians(Ks, graph)`` gives the per-view
+    Laplacians. Returns a :class:`ManifoldChoice`."""
+    ell = Y.shape[0]
+    sup_B, sup_W, sup_graph = supervised_manifold(gamma_B, gamma_W, graph)
+    KL = [K[:ell, :ell] for K in Ks]
+    PL = [psd_sqrt(K) for K in KL]
+    LL = laplacians(KL, sup_graph) if sup_W else None
+    Ps = [psd_sqrt(K) for K in Ks]
+    pairs = [
+        (gB, gW)
+        for gB in (AUTO_GAMMA_B if isinstance(gamma_B, str) else (gamma_B,))
+        for gW in (AUTO_GAMMA_W if isinstance(gamma_W, str) else (gamma_W,))
+    ]
+    Ls = laplacians(Ks, graph) if any(gW for _, gW in pairs) else None
+    # (leave-one-out outputs, coefficients); the supervised fit's span the labelled points only
+    fits = [mvl_ls_loo(KL, Y, c, gamma_A, sup_B, sup_W, LL, PL, return_coef=True)]
+    fits += [
+        mvl_ls_loo(Ks, Y, c, gamma_A, gB, gW, Ls if gW else None, Ps, return_coef=True) for gB, gW in pairs
+    ]
+    best, table = choose_by_loo(Y, [loo for loo, _ in fits], score)
+    cuts = np.full(len(fits), np.nan)
+    if score == "accuracy":
+        # the labelled points keep their classes; each unlabelled point takes its fitted class
+        knn = sum(knn_graph(K, n_neighbors) > 0 for K in Ks).astype(float)
+        label_of = np.argmax(Y, axis=1)
+        fitted = [sum(cv * K[ell:, : A.shape[1]] @ Av for cv, K, Av in zip(c, Ks, A)) for _, A in fits]
+        cuts = np.array([normalized_cut(knn, np.r_[label_of, np.argmax(F, 1)]) for F in fitted])
+        if np.bincount(label_of).min() < 2:
+            best = int(np.argmin(cuts))  # first (the supervised fit) among equals
+    pairs = [(sup_B, sup_W)] + pairs
+    table = {
+        "gamma_B": np.array([p[0] for p in pairs]),
+        "gamma_W": np.array([p[1] for p in pairs]),
+        "uses_unlabeled": np.arange(len(pairs)) > 0,
+        **table,
+        "normalized_cut": cuts,
+    }
+    if best == 0:
+        return ManifoldChoice(KL, PL, LL, sup_B, sup_W, sup_graph, table)
+    gB, gW = pairs[best]
+    return ManifoldChoice(Ks, Ps, Ls if gW else None, gB, gW, graph, table)
