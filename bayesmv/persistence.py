@@ -19,6 +19,7 @@ import importlib
 import io
 import json
 import os
+import sys
 import tempfile
 import zipfile
 
@@ -39,6 +40,14 @@ def _bayesmv_version():
 
 
 def _qualname(obj_type):
+    """``module:name`` of a class under the shortest ``bayesmv.<package>`` that exports it
+    (``bayesmv.mvl:MVLClassifier``, not ``bayesmv.mvl.estimators``): files keep loading when a
+    class moves inside its package."""
+    parts = obj_type.__module__.split(".")
+    for i in range(2, len(parts)):
+        package = sys.modules.get(".".join(parts[:i]))
+        if getattr(package, obj_type.__qualname__, None) is obj_type:
+            return f"{package.__name__}:{obj_type.__qualname__}"
     return f"{obj_type.__module__}:{obj_type.__qualname__}"
 
 

@@ -22,7 +22,6 @@ from bayesmv.kernels import block_nystrom
 from bayesmv.mvml import (
     MVMLClassifier,
     MVMLRegressor,
-    _Solver,
     a_step,
     g_step,
     group_norms,
@@ -31,6 +30,7 @@ from bayesmv.mvml import (
     prox_group_lasso,
     w_step,
 )
+from bayesmv.mvml.solver import MVMLSolver
 
 N_SAMPLES = 24
 
@@ -93,7 +93,7 @@ def test_lockstep_batch_matches_dense_algorithm_1_per_problem(n, full, learn_wei
         U = U @ np.swapaxes(U, 1, 2)  # U_v = K_v
     Y = rng.normal(size=(n, 2))
     penalties = [(0.3, 0.8, 0.5), (0.05, 2.0, 0.2)]
-    solver = _Solver(U, "learn", full, learn_weights, 5, 1e-6, max_backtrack=2)
+    solver = MVMLSolver(U, "learn", full, learn_weights, 5, 1e-6, max_backtrack=2)
     assert solver.aux0.Q.shape == (n, min(n, V * q))
     results = solver.fit(Y, penalties)
     for i, (res, (lmbda, eta, mu0)) in enumerate(zip(results, np.repeat(penalties, 2, axis=0))):
@@ -208,7 +208,7 @@ def test_nystrom_at_p_equal_n_reproduces_the_full_path(metric):
     Un = np.stack([np.asarray(u) for u in bn.U])
     out = {}
     for name, U, full in [("full", Ks, True), ("nys", Un, False)]:
-        res = _Solver(U, metric, full, False, 3, 1e-4).fit(ypm[:, None], [(0.1, 1.0, 0.45)])[0]
+        res = MVMLSolver(U, metric, full, False, 3, 1e-4).fit(ypm[:, None], [(0.1, 1.0, 0.45)])[0]
         out[name] = np.einsum("vnq,vq->n", U, np.asarray(res["g"]).reshape(2, -1) * 0.5)
         # the multi-view kernel U Ã U' equals H A H at the start for both parametrisations
         A0 = np.asarray(initial_metric(U, metric, full))

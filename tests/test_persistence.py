@@ -294,12 +294,13 @@ SAVED_FITS = os.path.join(os.path.dirname(__file__), "data", "saved_fits")
 
 
 @pytest.mark.parametrize("name", ESTIMATOR_NAMES)
-def test_earlier_saved_fits_load(name, tiny_problem):
+def test_earlier_saved_fits_load(name, tiny_problem, tmp_path):
     """Fits saved before the methods moved into subpackages (``bayesmv.mvl:MVLClassifier`` in the
-    header, not ``bayesmv.mvl.estimators``) load and give the outputs stored beside them."""
+    header, not ``bayesmv.mvl.estimators``) load and give the outputs stored beside them; saved
+    again, they name the class as before (its package, not the module inside it)."""
     with zipfile.ZipFile(os.path.join(SAVED_FITS, f"{name}.bmv")) as zf:
-        module = json.loads(zf.read("header.json"))["class"].split(":")[0]
-    assert module.count(".") == 1, module  # written under the flat layout
+        written = json.loads(zf.read("header.json"))["class"]
+    assert written.split(":")[0].count(".") == 1, written  # written under the flat layout
     loaded = bayesmv.load(os.path.join(SAVED_FITS, f"{name}.bmv"))
     assert type(loaded) is getattr(bayesmv, name)
     stored = np.load(os.path.join(SAVED_FITS, "outputs.npz"))
@@ -309,3 +310,6 @@ def test_earlier_saved_fits_load(name, tiny_problem):
         np.testing.assert_allclose(
             np.asarray(value), stored[f"{name}.{method}"], rtol=1e-9, atol=1e-12, err_msg=method
         )
+    loaded.save(tmp_path / "again.bmv")
+    with zipfile.ZipFile(tmp_path / "again.bmv") as zf:
+        assert json.loads(zf.read("header.json"))["class"] == written

@@ -1,0 +1,188 @@
+"""MVML's feature blocks ``U_v``: the Gram matrices on the full path (Algorithm 1a) or the
+block-Nyström factors ``K_v[:, S] (K_v[S, S]⁺)^{1/2}`` (Algorithm 1b, §3.5), their test-time
+extension, the decision values, and the fitted attributes recorded from a solver's results."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..diagnostics import FitTrace
+from ..kernels import block_nystrom, get_kernel, n_landmarks
+from .steps import _group_norms, _symmetric
+
+__all__ = [
+    "FeatureMap",
+    "decision_values",
+    "fitted_attributes",
+    "kernel_list",
+    "kernel_params_list",
+    "out_of_sample_features",
+    "train_features",
+]
+
+
+def kernel_list(kernel, n_views):
+    """One kernel (name, callable or ``"precomputed"``) per view; unknown names and a
+    ``"precomputed"`` that does not apply to every view raise."""
+    if isinstance(kernel, (list, tuple)):
+        if len(kernel) != n_views:
+            raise ValueError(
+                f"kernel has {len(kernel)} entries but Xs has {n_views} views; give one kernel per view"
+            )
+        ks = list(kernel)
+    else:
+        ks = [kernel] * n_views
+    precomputed = [isinstance(k, str) and k == "precomputed" for k in ks]
+    if any(precomputed) and not all(precomputed):
+        raise ValueError("kernel='precomputed' must apply to every view")
+    if not precomputed[0]:
+        for k in ks:
+            get_kernel(k)  # raises a clear ValueError for unknown names
+    return ks
+
+
+def kernel_params_list(kernel_params, n_views):
+    """One parameter dict per view from ``None``, one dict, or a list of dicts (or None)."""
+    if kernel_params is None:
+        return [{}] * n_views
+    if isinstance(kernel_params, dict):
+        return [dict(kernel_params)] * n_views
+    if isinstance(kernel_params, (list, tuple)):
+        if len(kernel_params) != n_views:
+            raise ValueError(f"kernel_params has {len(kernel_params)} entries but Xs has {n_views} views")
+        out = []
+        for p in kernel_params:
+            if p is not None and not isinstance(p, dict):
+                raise TypeError(f"kernel_params entries must be dicts or None, got {type(p).__name__}")
+            out.append(dict(p or {}))
+        return out
+    raise TypeError(
+        f"kernel_params must be a dict, a list of dicts or None, got {type(kernel_params).__name__}"
+    )
+
+
+def _gram(kernel, X, Y=None):
+    """``kernel(X, Y)`` on host arrays (NumPy in, NumPy out: nothing to compile), symmetrised when ``Y`` is None."""
+    K = np.asarray(kernel(np.asarray(X), None if Y is None else np.asarray(Y)), dtype=np.float64)
+    return _symmetric(K) if Y is None else K
+
+
+class FeatureMap(NamedTuple):
+    """What a test point needs besides the kernels: the landmark count ``n_landmarks`` (``n``
+    on the full path), whether the Nyström path ran, the landmark indices, the per-view
+    ``(W_v⁺)^{1/2}`` factors (None on the full path) and the landmark rows of the views (None
+    for precomputed kernels)."""
+
+    n_landmarks: int
+    nystrom: bool
+    landmarks: np.ndarray
+    nystrom_factors: np.ndarray | None
+    landmark_views: list | None
+
+
+def train_features(Xs, kernels, params, nystrom, random_state):
+    """Training feature blocks ``U`` (``V x n x q``) and their :class:`FeatureMap`: ``U_v = K_v``
+    when the Nyström level ``nystrom`` gives ``p = n`` landmarks, else the block-Nyström factors
+    on one shared landmark set drawn with ``random_state`` (only ``n x p`` kernel columns)."""
+    n = Xs[0].shape[0]
+    pre = kernels[0] == "precomputed"
+    if pre:
+        for v, K in enumerate(Xs):
+            if K.shape != (n, n):
+                raise ValueError(
+                    f"with kernel='precomputed', Xs[{v}] must be a square (n_samples, n_samples) Gram "
+                    f"matrix, got shape {K.shape}"
+                )
+            if not np.allclose(K, K.T, rtol=1e-8, atol=1e-10 * max(1.0, np.abs(K).max())):
+                raise ValueError(f"precomputed kernel Xs[{v}] is not symmetric")
+    p = n_landmarks(nystrom, n)
+    if p == n:  # full path (Algorithm 1a): U_v = K_v
+        if pre:
+            U = np.stack([np.asarray(K, dtype=np.float64) for K in Xs])
+        else:
+            U = np.stack([_gram(get_kernel(k, **kp), X) for X, k, kp in zip(Xs, kernels, params)])
+        fmap = FeatureMap(p, False, np.arange(n), None, None if pre else [np.asarray(X) for X in Xs])
+    else:  # block-Nyström path (Algorithm 1b), shared landmarks; only n x p kernel columns
+        bn = block_nystrom(
+            [np.asarray(X, dtype=np.float64) for X in Xs],
+            kernels="rbf" if pre else [get_kernel(k, **kp) for k, kp in zip(kernels, params)],
+            n_components=p,
+            random_state=random_state,
+            precomputed=pre,
+        )
+        U = np.stack(bn.U)
+        landmarks = np.asarray(bn.landmarks)
+        factors = np.stack([f.W_pinv_sqrt for f in bn.factors])
+        fmap = FeatureMap(
+            p, True, landmarks, factors, None if pre else [np.asarray(X)[landmarks] for X in Xs]
+        )
+    if not np.isfinite(U).all():
+        raise ValueError("the kernel matrices contain NaN or inf; check the kernel and its parameters")
+    return U, fmap
+
+
+def out_of_sample_features(Xs, kernels, params, fmap):
+    """Test features ``U_test_v``: the kernel columns ``k_v(X, X_train)`` (full path) or the
+    Nyström extension ``k_v(X, landmarks) (W_v⁺)^{1/2}`` (§3.5); with precomputed kernels ``Xs``
+    are the test-vs-train kernels."""
+    if kernels[0] == "precomputed":
+        Qs = [np.asarray(K, dtype=np.float64)[:, fmap.landmarks] for K in Xs]
+    else:
+        Qs = [
+            _gram(get_kernel(k, **kp), X, L) for X, L, k, kp in zip(Xs, fmap.landmark_views, kernels, params)
+        ]
+    if fmap.nystrom:
+        Qs = [Q @ W for Q, W in zip(Qs, fmap.nystrom_factors)]
+    return np.stack(Qs)
+
+
+def decision_values(Ut, g, w):
+    """``Σ_v w_v U_test_v g_v`` per output (``g``: ``(C, Vq)`` or ``(Vq,)``, ``w`` likewise) -> ``(m, C)``."""
+    V, _, q = Ut.shape
+    G = np.asarray(g).reshape(-1, V, q) * np.asarray(w).reshape(-1, V)[:, :, None]
+    return sum(Ut[v] @ G[:, v, :].T for v in range(V))
+
+
+def fitted_attributes(solver, results, method):
+    """The fitted attributes of an MVML estimator from an :class:`~bayesmv.mvml.solver.MVMLSolver`'s
+    ``results`` (one per output): ``A_``, ``g_``, ``weights_``, ``block_norms_`` (stacked over
+    outputs when there are several), ``solver_form_``, ``fit_traces_`` (one per output),
+    ``n_iter_`` and ``fit_trace_``, whose objective is the sum over the outputs (independent
+    problems; shorter traces padded with their final values)."""
+    A = [solver.metric_matrix(r) for r in results]
+    norms = [_group_norms(a, solver.V) for a in A]
+
+    def stack(xs):
+        return np.asarray(xs[0]) if len(results) == 1 else np.stack([np.asarray(x) for x in xs])
+
+    out = {
+        "solver_form_": solver.form,
+        "A_": stack(A),
+        "g_": stack([r["g"] for r in results]),
+        "weights_": stack([r["w"] for r in results]),
+        "block_norms_": stack(norms),
+    }
+    out["fit_traces_"] = [
+        FitTrace(
+            estimates={"weights": np.asarray(r["w"]), "block_norms": nv},
+            traces={"objective": r["objective"], "step_size": r["step_size"]},
+            converged=r["converged"],
+            method=method,
+        )
+        for r, nv in zip(results, norms)
+    ]
+    T = max(len(r["objective"]) for r in results)
+    out["n_iter_"] = T - 1
+    out["fit_trace_"] = FitTrace(
+        estimates={"weights": out["weights_"], "block_norms": out["block_norms_"]},
+        traces={
+            "objective": sum(
+                np.pad(r["objective"], (0, T - len(r["objective"])), mode="edge") for r in results
+            )
+        },
+        converged=all(r["converged"] for r in results),
+        method=method,
+    )
+    return out
