@@ -200,7 +200,7 @@ def box_rows(n_labeled):
 
 
 def library_solve_S(solver):
-    """``bayesmv.mkc._solve_S``'s interface: every row's simplex QP by ``qpsolvers`` on the host."""
+    """``bayesmv.mkc.solver._solve_S``'s interface: every row's simplex QP by ``qpsolvers`` on the host."""
     import jax
     import qpsolvers
 
@@ -281,8 +281,9 @@ def part_simplex(args):
 
     from bayesmv import mkc
     from bayesmv.metrics import multiview_are
+    from bayesmv.mkc import solver as mkc_solver
 
-    hand = mkc._solve_S
+    hand = mkc_solver._solve_S
     rows = []
     for name, Kt, Kin, obs in mkc_cases(args.quick):
 
@@ -295,11 +296,11 @@ def part_simplex(args):
             return est.fit(Kin), time.perf_counter() - t0
 
         problems = []
-        mkc._solve_S = recording_solve_S(hand, problems)
+        mkc_solver._solve_S = recording_solve_S(hand, problems)
         try:
             est, _ = fit()
         finally:
-            mkc._solve_S = hand
+            mkc_solver._solve_S = hand
         del problems[len(problems) // 2 :]  # fit() fits twice
         are_hand = multiview_are(Kt, est.completed_kernels_, obs)
         _, t_fit_hand = fit()
@@ -324,13 +325,13 @@ def part_simplex(args):
                     for (G, B, _), S, fh in zip(problems, S_lib, f_hand)
                 ]
                 v_lib = max(simplex_violation(S) for S in S_lib)
-                mkc._solve_S = lib
+                mkc_solver._solve_S = lib
                 est, t_fit = fit()
             except Exception as err:
                 rows.append([name, solver, "", "failed", "", "", "", "", type(err).__name__])
                 continue
             finally:
-                mkc._solve_S = hand
+                mkc_solver._solve_S = hand
             are = multiview_are(Kt, est.completed_kernels_, obs)
             gap = f"{min(gaps):.1e}..{max(gaps):.1e}"
             rows.append([name, solver, len(problems) * n_rows, f"{t_lib:.3f}", f"{t_lib / t_hand:.1f}", gap,

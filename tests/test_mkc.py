@@ -13,14 +13,13 @@ from bayesmv.diagnostics import FitTrace
 from bayesmv.metrics import average_relative_error, multiview_are
 from bayesmv.mkc import (
     MKC,
-    _grad_smooth,
-    _smooth,
     complete_views,
     knn_complete,
     mkc_lambda_grid,
     project_simplex,
     simplex_qp,
 )
+from bayesmv.mkc.solver import _grad_smooth, _smooth
 
 
 def shared_span_problem(n=16, r=3, n_views=3, identical=False, seed=0):

@@ -1,0 +1,228 @@
+"""MKC, the estimator, and the functions around it: the λ grid in one vmapped solve, completion
+of raw views with missing samples, and features whose linear kernel is a completed kernel
+(paper ``002_…``)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from ..base import PersistenceMixin
+from ..datasets import SEED_DEPRECATED, MultiViewArray, check_positive, check_random_seed, check_views
+from ..diagnostics import FitTrace
+from ..kernels import get_kernel, nystrom_from_columns
+from .problem import _check_inputs, completed_kernels, completion_problem
+from .solver import METHODS, solve_completion
+
+__all__ = ["MKC", "complete_views", "fitted_attributes", "kernel_features", "mkc_lambda_grid"]
+
+
+def fitted_attributes(method, problem, theta, S, objective, n_iter, converged):
+    """MKC's fitted attributes from a :func:`~bayesmv.mkc.solver.solve_completion` result:
+    ``completed_kernels_``, ``observed_``, ``kernel_scale_``, ``between_view_weights_`` (None for
+    ``"embd_hm"``), ``reconstruction_weights_`` and ``basis_`` (the samples with a non-zero
+    reconstruction row per view; both None for ``"sdp"``), ``n_iter_``, ``converged_`` and
+    ``fit_trace_``. A non-finite objective raises."""
+    k = int(n_iter)
+    hist = np.asarray(objective)[:k]
+    if not np.all(np.isfinite(hist)):
+        raise FloatingPointError("MKC objective became non-finite; check the kernels' scale")
+    obs = problem.observed
+    theta, S = np.asarray(theta), np.asarray(S)
+    out = {
+        "observed_": obs,
+        "kernel_scale_": problem.scale,
+        "completed_kernels_": list(completed_kernels(method, theta, problem)),
+        "between_view_weights_": None if method == "embd_hm" else S,
+        "reconstruction_weights_": None,
+        "basis_": None,
+    }
+    if method != "sdp":
+        out["reconstruction_weights_"] = theta
+        A = theta if theta.ndim == 3 else np.broadcast_to(theta, (len(obs),) + theta.shape) * obs[:, :, None]
+        rn = np.sqrt((A**2).sum(axis=-1))
+        out["basis_"] = [np.flatnonzero(r > 1e-8 * max(r.max(initial=0.0), 1e-300)) for r in rn]
+    out["n_iter_"] = k
+    out["converged_"] = bool(converged)
+    out["fit_trace_"] = FitTrace(
+        estimates={"between_view_weights": S},
+        traces={"objective": hist},
+        converged=out["converged_"],
+        method=f"MKC_{method}",
+    )
+    return out
+
+
+class MKC(PersistenceMixin, BaseEstimator):
+    """Multi-view kernel completion (paper 002, §4–5).
+
+    Parameters
+    ----------
+    method : {"embd_ht", "embd_hm", "app", "sdp", "rnd"}
+        Variant: eq. 24, 23, 25, 22, or ``embd_ht`` with a random fixed basis.
+    lambda1 : float
+        Weight of the between-view loss (λ1 in eq. 22, 24, 25; unused by ``embd_hm``).
+    lambda2 : float
+        Weight of the ℓ2,1 norm on the reconstruction weights (λ2; λ of eq. 23; unused by ``sdp``).
+    max_iter, tol : int, float
+        Outer block-coordinate iterations; stop when the relative objective change ≤ ``tol``.
+    random_state : int, RandomState, Generator or None
+        Seed of the random basis (``rnd``; the int used is ``random_seed_``); ``seed`` is its
+        deprecated old name.
+    n_basis : int or None
+        Basis size for ``rnd`` (default 50 % of the samples, drawn among those seen in every view first).
+    ridge : float
+        Relative ridge of the self-representation used as the starting point.
+
+    Attributes
+    ----------
+    completed_kernels_ : list of (n, n) arrays — PSD completed kernels.
+    observed_ : (n_views, n) bool mask used.
+    between_view_weights_ : (n_views, n_views) S (rows on the simplex, zero diagonal; ``None`` for embd_hm).
+    reconstruction_weights_ : (n_views, n, n) A^(m) (``(n, n)`` shared for embd_hm; ``None`` for sdp),
+        on the scaled kernels ``K^(m) / kernel_scale_[m]``.
+    basis_ : list of index arrays — samples with non-zero reconstruction rows per view.
+    kernel_scale_ : per-view scale (mean observed diagonal).
+    fit_trace_ : ``FitTrace`` with the objective per iteration.
+    n_iter_, converged_ .
+    """
+
+    def __init__(
+        self,
+        method="embd_ht",
+        lambda1=1.0,
+        lambda2=0.1,
+        max_iter=500,
+        tol=1e-7,
+        random_state=0,
+        n_basis=None,
+        ridge=1e-9,
+        seed=SEED_DEPRECATED,
+    ):
+        self.method = method
+        self.lambda1 = lambda1
+        self.lambda2 = lambda2
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.seed = seed
+        self.n_basis = n_basis
+        self.ridge = ridge
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = True  # kernel matrices in, kernel matrices out
+        tags.input_tags.allow_nan = True  # a missing sample is a NaN row and column
+        return tags
+
+    def _check_params(self):
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        check_positive("lambda1", self.lambda1, allow_zero=True)
+        check_positive("lambda2", self.lambda2, allow_zero=True)
+        check_positive("max_iter", self.max_iter, integer=True)
+        check_positive("tol", self.tol, allow_zero=True)
+        check_positive("ridge", self.ridge)
+        if self.n_basis is not None:
+            check_positive("n_basis", self.n_basis, integer=True)
+
+    def fit(self, Ks, observed=None):
+        """Complete ``Ks`` (list of (n, n) kernels; missing samples = NaN rows/columns or ``observed``)."""
+        self._check_params()
+        self.random_seed_ = check_random_seed(self.random_state, self.seed, type(self).__name__)
+        mats, obs = _check_inputs(Ks, observed)
+        problem = completion_problem(self.method, mats, obs, self.random_seed_, self.n_basis, self.ridge)
+        solution = solve_completion(
+            self.method, problem, float(self.lambda1), float(self.lambda2), self.tol, self.max_iter
+        )
+        vars(self).update(fitted_attributes(self.method, problem, *solution))
+        return self
+
+    def fit_transform(self, Ks, observed=None):
+        """``fit`` and return ``completed_kernels_``."""
+        return self.fit(Ks, observed=observed).completed_kernels_
+
+
+def mkc_lambda_grid(
+    Ks,
+    lambdas,
+    method="embd_ht",
+    observed=None,
+    max_iter=500,
+    tol=1e-7,
+    random_state=0,
+    n_basis=None,
+    ridge=1e-9,
+    seed=SEED_DEPRECATED,
+):
+    """Completed kernels for many ``(λ1, λ2)`` pairs in one vmapped solve (for tuning).
+
+    ``lambdas`` is an ``(L, 2)`` array. Returns an ``(L, n_views, n, n)`` array; every pair starts
+    from the same point as ``MKC(...).fit`` and gives the same result.
+    """
+    seed = check_random_seed(random_state, seed, "mkc_lambda_grid")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    lambdas = np.asarray(lambdas, dtype=np.float64)
+    if lambdas.ndim != 2 or lambdas.shape[1] != 2 or not np.all(lambdas >= 0):
+        raise ValueError("lambdas must be an (L, 2) array of non-negative (lambda1, lambda2) pairs")
+    mats, obs = _check_inputs(Ks, observed)
+    problem = completion_problem(method, mats, obs, seed, n_basis, ridge)
+    solve = jax.vmap(lambda l1, l2: solve_completion(method, problem, l1, l2, tol, max_iter)[0])
+    thetas = np.asarray(solve(jnp.asarray(lambdas[:, 0]), jnp.asarray(lambdas[:, 1])))
+    return np.stack([completed_kernels(method, th, problem) for th in thetas])
+
+
+def complete_views(
+    Xs, kernel="rbf", kernel_params=None, method="embd_ht", return_estimator=False, **mkc_params
+):
+    """Kernels of raw views with missing samples (all-NaN rows), completed by MKC.
+
+    ``kernel`` is one kernel name/callable or one per view; ``kernel_params`` one dict or one per
+    view. Kernels are evaluated on each view's observed rows only; the result (a list of
+    complete (n, n) PSD kernels) can be fed to any kernel method (e.g. MVML). With
+    ``return_estimator=True`` returns ``(kernels, fitted MKC)``.
+    """
+    Xs = check_views(Xs, allow_missing=True, min_views=2)
+    M = len(Xs)
+    kernels = list(kernel) if isinstance(kernel, (list, tuple)) else [kernel] * M
+    if len(kernels) != M:
+        raise ValueError(f"kernel lists {len(kernels)} kernels for {M} views")
+    if kernel_params is None:
+        params = [{}] * M
+    elif isinstance(kernel_params, dict):
+        params = [kernel_params] * M
+    else:
+        params = list(kernel_params)
+        if len(params) != M:
+            raise ValueError(f"kernel_params lists {len(params)} dicts for {M} views")
+    n = Xs[0].shape[0]
+    Ks = []
+    for X, kern, par in zip(Xs, kernels, params):
+        o = ~np.isnan(X).all(axis=1)
+        K = np.full((n, n), np.nan)
+        K[np.ix_(o, o)] = np.asarray(get_kernel(kern, **par)(X[o]))
+        Ks.append(K)
+    est = MKC(method=method, **mkc_params).fit(Ks)
+    return (est.completed_kernels_, est) if return_estimator else est.completed_kernels_
+
+
+def kernel_features(Ks):
+    """Features ``Φ_m`` with ``Φ_m Φ_mᵀ = K_m`` for PSD kernels, as a
+    :class:`~bayesmv.MultiViewArray`: the Nyström factors with every sample a landmark,
+    ``Φ = K (K^+)^{1/2}`` (:func:`~bayesmv.kernels.nystrom_from_columns`).
+
+    MKC is transductive: it completes the kernels of one fixed set of samples, without labels.
+    To cross-validate what comes after it, complete over all samples once, then split these
+    features as scikit-learn splits any ``X`` and use ``kernel="linear"`` downstream: the linear
+    kernel of ``Φ`` is the completed kernel, on every fold's train x train and test x train blocks.
+    """
+    feats = []
+    for m, K in enumerate(Ks):
+        K = np.asarray(K, dtype=np.float64)
+        if K.ndim != 2 or K.shape[0] != K.shape[1] or not np.isfinite(K).all():
+            raise ValueError(f"Ks[{m}] must be a finite square kernel matrix, got shape {K.shape}")
+        feats.append(np.asarray(nystrom_from_columns(K, np.arange(K.shape[0])).U))
+    return MultiViewArray(feats)
