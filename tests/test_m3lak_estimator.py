@@ -15,6 +15,7 @@ from sklearn.exceptions import NotFittedError
 import bayesmv  # noqa: F401  (float64)
 from bayesmv.datasets import drop_views, make_latent_views
 from bayesmv.m3lak import M3LAKClassifier, predictive_latent_moments, sample_predictive_decisions
+from bayesmv.m3lak.settings import model_config
 from bayesmv.models import noise_by_view
 
 # ----------------------------------------------------------------------------------------------
@@ -156,7 +157,7 @@ def test_config_has_every_prior_field():
     params = M3LAKClassifier().get_params()
     missing = [f.name for f in dataclasses.fields(M3LAKConfig) if f.name not in params]
     assert not missing, missing
-    cfg = M3LAKClassifier(n_latent=3, eta=5.0, v_prior=[1, 2])._make_config()
+    cfg = model_config(M3LAKClassifier(n_latent=3, eta=5.0, v_prior=[1, 2]).get_params())
     assert cfg.n_latent == 3 and cfg.eta == 5.0 and cfg.v_prior == (1.0, 2.0)
 
 
@@ -164,9 +165,9 @@ def test_niw_nu0_default_is_twice_n_latent_and_explicit_values_pass_through():
     """The estimator's ``niw_nu0=None`` is ν0 = 2m; ``M3LAKConfig`` keeps the paper's ν0 = m."""
     from bayesmv.models.m3lak import M3LAKConfig
 
-    assert M3LAKClassifier(n_latent=3)._make_config().nu0 == 6.0
-    assert M3LAKClassifier(n_latent=7)._make_config().nu0 == 14.0
-    assert M3LAKClassifier(n_latent=3, niw_nu0=3.5)._make_config().nu0 == 3.5
+    assert model_config(M3LAKClassifier(n_latent=3).get_params()).nu0 == 6.0
+    assert model_config(M3LAKClassifier(n_latent=7).get_params()).nu0 == 14.0
+    assert model_config(M3LAKClassifier(n_latent=3, niw_nu0=3.5).get_params()).nu0 == 3.5
     assert M3LAKConfig(n_latent=3).nu0 == 3.0
 
 

@@ -20,6 +20,7 @@ import bayesmv  # noqa: F401  (x64)
 from bayesmv.inference import m3lak_sampler, sample_niw
 from bayesmv.inference.dp import DPState
 from bayesmv.inference.m3lak_sampler import joint_beta_omega_step
+from bayesmv.m3lak.settings import model_config
 from bayesmv.models import M3LAKConfig, decision_values, logistic_log_likelihood
 
 N, m, M = 5, 2, 3
@@ -194,8 +195,8 @@ def test_config_rejects_bad_likelihood_settings():
     from bayesmv import M3LAKClassifier
 
     with pytest.raises(ValueError, match="fixed_blocks"):
-        M3LAKClassifier(fixed_blocks="H")._make_config()  # a string is not a sequence of names
-    assert M3LAKClassifier(fixed_blocks=["H"])._make_config().fixed_blocks == ("H",)
+        model_config(M3LAKClassifier(fixed_blocks="H").get_params())  # a string is not a sequence of names
+    assert model_config(M3LAKClassifier(fixed_blocks=["H"]).get_params()).fixed_blocks == ("H",)
 
 
 def test_fixed_blocks_stay_at_their_initial_values(tiny_problem):

@@ -1,0 +1,219 @@
+"""M3LAK's posterior predictive (DESIGN §5): ``h* | x*`` is Gaussian once the per-view
+latents ``u*`` are integrated out (Woodbury, only ``K x K`` and ``m x m`` Cholesky factors), one
+``h*`` per posterior draw and test point, and ``f = βᵀφ̃(h*)``; the log-odds and probabilities
+under each likelihood, and the learned kernel's credible band."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.scipy.linalg import cho_solve, solve_triangular
+from scipy.special import expit, logsumexp
+
+from ..datasets import observed_mask
+from ..inference.conditionals import noise_weighted
+from ..kernels import implied_kernel
+from ..models.m3lak import decision_values, noise_by_view
+
+__all__ = [
+    "KernelBand",
+    "kernel_band",
+    "predictive_latent_moments",
+    "predictive_log_odds",
+    "predictive_probabilities",
+    "sample_predictive_decisions",
+]
+
+# Bytes of working memory allowed per prediction chunk (draws x test points x features).
+_PREDICT_MEMORY = 256 * 2**20
+# At most this many posterior draws per compiled predictive chunk (bounds compile size/memory).
+_MAX_CHUNK_DRAWS = 1024
+
+
+class KernelBand(NamedTuple):
+    """Posterior mean and equal-tailed credible band of the learned kernel ``k(t)``."""
+
+    t: np.ndarray
+    mean: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+
+
+def _view_terms(W, V, tau, X):
+    """``A = WᵀΣ⁻¹W`` (m, m) and ``B = XΣ⁻¹W`` (n, m) for one view, ``Σ = VVᵀ + T⁻¹``, ``T = τI``
+    (``tau`` a scalar) or ``diag(τ)`` (``(D,)``), by Woodbury:
+    ``Σ⁻¹ = T - TV G⁻¹ VᵀT``, ``G = I + VᵀTV``."""
+    K = V.shape[1]
+    TW, TV = noise_weighted(tau, W), noise_weighted(tau, V)
+    G = jnp.eye(K, dtype=W.dtype) + V.T @ TV
+    Lg = jnp.linalg.cholesky(G)
+    Q = cho_solve((Lg, True), TV.T @ W)  # G⁻¹VᵀTW, (K, m)
+    A = W.T @ TW - (W.T @ TV) @ Q
+    B = X @ TW - (X @ TV) @ Q
+    return 0.5 * (A + A.T), B
+
+
+def predictive_latent_moments(Ws, Vs, tau, Xs, observed):
+    """Mean ``(n, m)`` and lower Cholesky factor ``(n, m, m)`` of the precision of ``h* | x*``.
+
+    ``Ws``/``Vs``: per-view ``(D_i, m)`` / ``(D_i, K)``; ``tau``: ``(n_views,)`` or ``(Σ_i D_i,)``
+    (:func:`~bayesmv.models.m3lak.noise_by_view`); ``Xs``: per-view
+    ``(n, D_i)`` (values of unobserved rows are ignored); ``observed``: ``(n_views, n)`` bool.
+    u* is integrated out (DESIGN §5). This is the dense reference-friendly form (one m x m
+    Cholesky per test point); the estimator uses the per-missingness-pattern form below.
+    """
+    m = Ws[0].shape[1]
+    n = Xs[0].shape[0]
+    P = jnp.broadcast_to(jnp.eye(m, dtype=Ws[0].dtype), (n, m, m))
+    b = jnp.zeros((n, m), dtype=Ws[0].dtype)
+    taus = noise_by_view(jnp.asarray(tau), [W.shape[0] for W in Ws])
+    for i, (W, V, X) in enumerate(zip(Ws, Vs, Xs)):
+        o = jnp.asarray(observed[i])
+        X = jnp.where(o[:, None], X, 0.0)
+        A, B = _view_terms(W, V, taus[i], X)
+        P = P + o[:, None, None] * A
+        b = b + o[:, None] * B
+    L = jnp.linalg.cholesky(P)
+    mean = jax.vmap(lambda Ln, bn: cho_solve((Ln, True), bn))(L, b)
+    return mean, L
+
+
+def _draw_decisions(key, Ws, Vs, tau, beta, omega, Xs, observed, patterns, pattern_index):
+    """One posterior draw: sample ``h*`` for every test point and return ``f = βᵀφ̃(h*)`` (n,).
+
+    Test points sharing a missingness pattern share the precision; one Cholesky per pattern.
+    """
+    m = Ws[0].shape[1]
+    n = Xs[0].shape[0]
+    n_pat = patterns.shape[0]
+    P = jnp.broadcast_to(jnp.eye(m, dtype=beta.dtype), (n_pat, m, m))
+    b = jnp.zeros((n, m), dtype=beta.dtype)
+    taus = noise_by_view(tau, [W.shape[0] for W in Ws])
+    for i, (W, V, X) in enumerate(zip(Ws, Vs, Xs)):
+        A, B = _view_terms(W, V, taus[i], X)  # X is already zero on unobserved rows
+        P = P + patterns[:, i, None, None] * A
+        b = b + observed[i][:, None] * B
+    L = jnp.linalg.cholesky(P)  # (n_pat, m, m)
+    # one standard normal per draw, shared by every test point (common random numbers): a point's
+    # draws depend on that point alone, not on the other rows or their order
+    z = jnp.broadcast_to(jax.random.normal(key, (m,), dtype=beta.dtype), (n, m))
+
+    def draw_under(Lp):  # h* for every test point under one pattern's precision Lp Lpᵀ
+        mean = cho_solve((Lp, True), b.T)
+        return (mean + solve_triangular(Lp.T, z.T, lower=False)).T  # cov = P⁻¹ = L⁻ᵀL⁻¹
+
+    # one matrix-RHS solve per missingness pattern, not n batched m×m solves; every point is
+    # solved under every pattern (n_pat × the work of one), cheap while patterns are few
+    H = jax.lax.map(draw_under, L)[pattern_index, jnp.arange(n)]
+    return decision_values(H, omega, beta)
+
+
+@jax.jit
+def _decisions_chunk(keys, Ws, Vs, tau, beta, omega, Xs, observed, patterns, pattern_index):
+    """:func:`_draw_decisions` over a chunk of posterior draws, one after another (each draw's
+    solves are BLAS-3 calls with ``n`` right-hand sides): ``(chunk, n)``."""
+    return jax.lax.map(
+        lambda a: _draw_decisions(*a, Xs, observed, patterns, pattern_index), (keys, Ws, Vs, tau, beta, omega)
+    )
+
+
+def sample_predictive_decisions(draws, Xs, key, chunk_size=None):
+    """Posterior predictive discriminant draws ``f_s(x*) = β_sᵀφ̃(h*_s)``, shape ``(S, n)``.
+
+    ``draws``: dict of flattened posterior draws (``"W_0"``…, ``"V_0"``…, ``"tau"``, ``"beta"``,
+    ``"omega"``, each with leading axis S); ``Xs``: standardised views with NaN rows for missing
+    views. Draw s uses the key ``fold_in(key, s)`` and one standard normal for every test point,
+    so a point's draws depend neither on the chunking nor on the other points or their order.
+    Memory is bounded by processing the draws in chunks (padded to one compiled shape).
+    """
+    n_views = len(Xs)
+    observed = observed_mask(Xs)  # (V, n)
+    Xs0 = [np.where(observed[i][:, None], X, 0.0) for i, X in enumerate(Xs)]
+    patterns, pattern_index = np.unique(observed.T, axis=0, return_inverse=True)
+    pattern_index = np.asarray(pattern_index).reshape(-1)
+    Ws = [np.asarray(draws[f"W_{i}"]) for i in range(n_views)]
+    Vs = [np.asarray(draws[f"V_{i}"]) for i in range(n_views)]
+    tau, beta, omega = (np.asarray(draws[k]) for k in ("tau", "beta", "omega"))
+    S, n = beta.shape[0], Xs[0].shape[0]
+    if chunk_size is None:
+        M2, m = beta.shape[1], Ws[0].shape[2]
+        per_draw = 8 * n * (M2 + 4 * m + m * m) + 8 * sum(W.shape[1] * W.shape[2] for W in Ws)
+        chunk_size = int(max(1, min(S, _PREDICT_MEMORY // max(per_draw, 1), _MAX_CHUNK_DRAWS)))
+    keys = jax.vmap(lambda s: jax.random.fold_in(key, s))(jnp.arange(S))
+    out = []
+    obs_j = jnp.asarray(observed, dtype=beta.dtype)
+    pat_j = jnp.asarray(patterns, dtype=beta.dtype)
+    idx_j = jnp.asarray(pattern_index)
+    for start in range(0, S, chunk_size):
+        sl = slice(start, start + chunk_size)
+        pad = chunk_size - len(range(*sl.indices(S)))
+        take = lambda a: np.concatenate([a[sl], np.repeat(a[sl][-1:], pad, axis=0)]) if pad else a[sl]  # noqa: E731
+        f = _decisions_chunk(
+            take(np.asarray(keys)),
+            [take(W) for W in Ws],
+            [take(V) for V in Vs],
+            take(tau),
+            take(beta),
+            take(omega),
+            Xs0,
+            obs_j,
+            pat_j,
+            idx_j,
+        )
+        out.append(np.asarray(f)[: chunk_size - pad])
+    f = np.concatenate(out, axis=0)
+    if not np.isfinite(f).all():
+        raise FloatingPointError("the posterior predictive produced non-finite decision values")
+    return f
+
+
+def predictive_log_odds(f, likelihood):
+    """Posterior predictive log-odds ``log P(y* = 1 | x*) / P(y* = -1 | x*)`` from decision draws
+    ``f`` ``(..., S, n)`` (draws on axis -2): ``"logistic"``, from the mean of ``σ(f)`` computed
+    in log space (finite for any ``f``); ``"hinge"``, from the share of draws with ``f > 0``
+    counting half a draw on each side (finite when every draw agrees)."""
+    f = np.asarray(f)
+    if likelihood == "logistic":
+        return logsumexp(-np.logaddexp(0.0, -f), axis=-2) - logsumexp(-np.logaddexp(0.0, f), axis=-2)
+    votes = (f > 0).sum(axis=-2)
+    return np.log(votes + 0.5) - np.log(f.shape[-2] - votes + 0.5)
+
+
+def predictive_probabilities(f, likelihood):
+    """``P(y* = 1 | x*)`` from decision draws ``f`` ``(..., S, n)``: the mean of ``σ(f)``
+    (``"logistic"``) or the share of draws with ``f > 0`` (``"hinge"``, a vote: the hinge is a
+    pseudo-likelihood with no ``P(y | f)``, DESIGN §5)."""
+    f = np.asarray(f)
+    return (expit(f) if likelihood == "logistic" else f > 0).mean(axis=-2)
+
+
+def kernel_band(omega, t, direction=None, interval=0.9):
+    """Posterior of the learned shift-invariant kernel ``k(t) = mean_j cos(ω_jᵀt)`` (§2.2) from
+    frequency draws ``omega`` ``(S, M, m)``: ``t`` lags ``(k, m)``, or distances ``(k,)`` along
+    ``direction`` (default the unit diagonal ``1/√m``). Returns a :class:`KernelBand` with an
+    equal-tailed ``interval`` credible band over the draws."""
+    if not 0.0 < interval < 1.0:
+        raise ValueError(f"interval must lie in (0, 1), got {interval!r}")
+    omega = np.asarray(omega)
+    m = omega.shape[-1]
+    t = np.asarray(t, dtype=np.float64)
+    if t.ndim == 0:
+        t = t[None]
+    if t.ndim == 1:
+        d = np.ones(m) if direction is None else np.asarray(direction, dtype=np.float64).reshape(-1)
+        if d.shape != (m,) or not np.isfinite(d).all() or np.linalg.norm(d) == 0:
+            raise ValueError(f"direction must be a non-zero vector of length n_latent={m}")
+        T = t[:, None] * (d / np.linalg.norm(d))[None, :]
+    elif t.ndim == 2 and t.shape[1] == m:
+        T = t
+    else:
+        raise ValueError(f"t must have shape (k,) or (k, n_latent={m}), got {t.shape}")
+    if not np.isfinite(T).all():
+        raise ValueError("t contains NaN or inf")
+    k = np.asarray(jax.vmap(lambda om: implied_kernel(T, om))(omega))  # (S, k)
+    a = (1.0 - interval) / 2.0
+    lo, hi = np.quantile(k, [a, 1.0 - a], axis=0)
+    return KernelBand(t, k.mean(axis=0), lo, hi)

@@ -1,0 +1,129 @@
+"""M3LAK's settings: the estimator's parameters checked, turned into the model's
+:class:`~bayesmv.models.m3lak.M3LAKConfig`, and the sharding keywords of the sampler."""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from types import SimpleNamespace
+
+import numpy as np
+
+from ..datasets import check_positive
+from ..models.m3lak import M3LAKConfig
+
+__all__ = [
+    "CHAIN_METHODS",
+    "NIW_NU0_PER_LATENT",
+    "SPECTRAL_PRIORS",
+    "check_settings",
+    "model_config",
+    "sharding_kwargs",
+]
+
+#: How the chains run: one after another, one per device (``pmap``), or as one vectorised program.
+CHAIN_METHODS = ("sequential", "parallel", "vectorized")
+#: ν0 of the DP's Normal-Inverse-Wishart base per latent dimension when ``niw_nu0=None`` (the paper: 1).
+NIW_NU0_PER_LATENT = 2
+#: The frequencies' priors: a DP Gaussian mixture, or one Gaussian (an RBF kernel).
+SPECTRAL_PRIORS = ("dp", "gaussian")
+
+
+def check_settings(params):
+    """Check the estimator's parameters ``params`` (``get_params()``): counts, positive values,
+    the NIW and ``v`` priors, the choices, the mesh and sharding. Raises ``ValueError`` naming
+    the first bad parameter."""
+    p = SimpleNamespace(**params)
+    for name in (
+        "n_latent",
+        "n_frequencies",
+        "n_view_latent",
+        "num_samples",
+        "num_chains",
+        "dp_capacity",
+        "hmc_steps_h",
+        "hmc_steps_omega",
+        "hmc_steps_joint",
+    ):
+        check_positive(name, getattr(p, name), integer=True)
+    check_positive("num_warmup", p.num_warmup, allow_zero=True, integer=True)
+    for name in (
+        "C",
+        "eta",
+        "alpha",
+        "a_r",
+        "b_r",
+        "a_tau",
+        "b_tau",
+        "v",
+        "niw_kappa0",
+        "niw_psi0",
+        "init_step_size",
+    ):
+        check_positive(name, getattr(p, name))
+    if p.lengthscale is not None:
+        check_positive("lengthscale", p.lengthscale)
+    check_positive("target_accept", p.target_accept)
+    if not p.target_accept < 1:
+        raise ValueError(f"target_accept must lie in (0, 1), got {p.target_accept!r}")
+    if isinstance(p.niw_mu0, bool) or not isinstance(p.niw_mu0, numbers.Real) or not np.isfinite(p.niw_mu0):
+        raise ValueError(f"niw_mu0 must be a finite number, got {p.niw_mu0!r}")
+    if p.niw_nu0 is not None:
+        check_positive("niw_nu0", p.niw_nu0)
+        if p.niw_nu0 <= p.n_latent - 1:
+            raise ValueError(
+                f"niw_nu0 must exceed n_latent - 1 = {p.n_latent - 1} (Inverse-Wishart degrees of "
+                f"freedom), got {p.niw_nu0!r}; use None for the default nu0 = 2 n_latent"
+            )
+    if p.v_prior is not None:
+        if not isinstance(p.v_prior, (tuple, list)) or len(p.v_prior) != 2:
+            raise ValueError(f"v_prior must be None or a pair (a_v, b_v), got {p.v_prior!r}")
+        check_positive("v_prior[0] (a_v)", p.v_prior[0])
+        check_positive("v_prior[1] (b_v)", p.v_prior[1])
+    if p.spectral_prior not in SPECTRAL_PRIORS:
+        raise ValueError(f"spectral_prior must be one of {SPECTRAL_PRIORS}, got {p.spectral_prior!r}")
+    if p.chain_method not in CHAIN_METHODS:
+        raise ValueError(f"chain_method must be one of {CHAIN_METHODS}, got {p.chain_method!r}")
+    if p.mesh is not None:
+        from jax.sharding import Mesh
+
+        if not isinstance(p.mesh, Mesh):
+            raise ValueError(f"mesh must be None or a jax.sharding.Mesh, got {type(p.mesh).__name__}")
+    if not isinstance(p.shard_data, (bool, np.bool_)):
+        check_positive("shard_data", p.shard_data, integer=True)
+    if sharding_kwargs(p.mesh, p.shard_data) and p.chain_method == "parallel":
+        raise ValueError(
+            "shard_data/mesh (samples split over the devices) cannot be combined with "
+            "chain_method='parallel' (one chain per device); use 'sequential' or 'vectorized'"
+        )
+    for name in ("standardize", "augmented"):
+        if not isinstance(getattr(p, name), (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False, got {getattr(p, name)!r}")
+
+
+def sharding_kwargs(mesh, shard_data):
+    """``run_m3lak`` keywords of the data-sharded sweep (empty for an unsharded fit)."""
+    shard = bool(shard_data) if isinstance(shard_data, (bool, np.bool_)) else int(shard_data)
+    if mesh is None and shard is False:
+        return {}
+    return {"mesh": mesh, "shard_data": shard}
+
+
+def model_config(params):
+    """The validated :class:`~bayesmv.models.m3lak.M3LAKConfig` of the estimator's parameters:
+    every config field taken from ``params``, ``niw_nu0=None`` as ``NIW_NU0_PER_LATENT``
+    times ``n_latent``."""
+    kwargs = {}
+    for f in dataclasses.fields(M3LAKConfig):
+        if f.name in params:
+            value = params[f.name]
+            if f.name == "v_prior" and value is not None:
+                value = tuple(float(x) for x in value)
+            if f.name == "fixed_blocks" and not isinstance(value, str):
+                value = tuple(value)  # a list from set_params; validate() rejects the rest
+            if f.name == "niw_nu0" and value is None:
+                value = float(NIW_NU0_PER_LATENT * params["n_latent"])
+            kwargs[f.name] = value
+    config = M3LAKConfig(**kwargs)
+    config.validate()
+    return config
