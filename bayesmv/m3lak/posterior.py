@@ -10,9 +10,9 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit
 
+from .. import inference
 from ..datasets import observed_mask
 from ..diagnostics import to_inference_data
-from ..inference import run_m3lak
 from ..models.m3lak import pointwise_log_likelihood
 
 __all__ = [
@@ -212,7 +212,10 @@ def sample_problems(
     runs, notes = [], []
     for k in range(n_problems):
         start = {"random_state": random_states[k]} if init_states is None else {"init_state": init_states[k]}
-        post = run_m3lak(Zs, targets[:, k], config, num_samples=int(num_samples), **start, **run_kwargs)
+        # looked up on the package at each call, so that a wrapper of bayesmv.inference.run_m3lak sees it
+        post = inference.run_m3lak(
+            Zs, targets[:, k], config, num_samples=int(num_samples), **start, **run_kwargs
+        )
         notes += dp_overflow_notes(post, k, n_problems, dp_capacity)
         stats = {key: np.asarray(val) for key, val in (post.extra_stats or {}).items()}
         runs.append(ProblemRun(checked_samples(post, k), stats, post.chain_states))
