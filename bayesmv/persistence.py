@@ -81,6 +81,7 @@ class _Encoder:
     def encode(self, value, where):
         import arviz as az
         import jax
+        from sklearn.base import BaseEstimator
 
         from .diagnostics import FitTrace
         from .kernels.pairwise import KERNELS, Kernel
@@ -91,6 +92,17 @@ class _Encoder:
             return {"__float__": repr(value)} if isinstance(value, float) else value
         if isinstance(value, np.generic):
             return self.encode(np.asarray(value)[()].item() if value.dtype.kind != "U" else str(value), where)
+        if isinstance(value, np.ndarray) and value.dtype == object:  # e.g. cv_results_' param_ columns
+            items = [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value.ravel())]
+            return {"__object_array__": items, "shape": list(value.shape)}
+        if isinstance(value, BaseEstimator):  # e.g. a search's best_estimator_
+            _check_ours(type(value), where)
+            params, state = _estimator_state(value)
+            return {
+                "__estimator__": _qualname(type(value)),
+                "params": {k: self.encode(v, f"{where}.{k}") for k, v in params.items()},
+                "state": {k: self.encode(v, f"{where}.{k}") for k, v in state.items()},
+            }
         if isinstance(value, (np.ndarray, jax.Array)):
             arr = np.asarray(value)
             if arr.dtype.kind not in "biufcUS":
@@ -201,6 +213,13 @@ class _Decoder:
             if not (issubclass(cls, tuple) and hasattr(cls, "_fields")):
                 raise ValueError(f"{node['__namedtuple__']!r} is not a named tuple")
             return cls(**{k: self.decode(v) for k, v in node["fields"].items()})
+        if "__object_array__" in node:
+            items = [self.decode(v) for v in node["__object_array__"]]
+            out = np.empty(len(items), dtype=object)
+            out[:] = items
+            return out.reshape(node["shape"])
+        if "__estimator__" in node:
+            return _build_estimator(_resolve(node["__estimator__"]), node["params"], node["state"], self)
         if "__tuple__" in node:
             return tuple(self.decode(v) for v in node["__tuple__"])
         if "__dict__" in node:
@@ -215,6 +234,30 @@ def _estimator_state(estimator):
     exclude = set(getattr(estimator, "_persistence_exclude", ()))
     state = {k: v for k, v in vars(estimator).items() if k not in params and k not in exclude}
     return params, state
+
+
+def _build_estimator(cls, params, state, dec):
+    """An instance of the estimator class ``cls`` from its encoded ``params`` and fitted
+    ``state``, decoded by ``dec``; anything malformed raises ``ValueError``."""
+    from sklearn.base import BaseEstimator
+
+    if not issubclass(cls, BaseEstimator):
+        raise ValueError(f"{cls.__name__} is not an estimator class")
+    if not isinstance(params, dict) or not isinstance(state, dict):
+        raise ValueError("header.json lacks the 'params'/'state' objects")
+    unknown = sorted(set(params) - set(cls().get_params(deep=False)))
+    if unknown:
+        raise ValueError(f"parameters {unknown} are not parameters of {cls.__name__}")
+    bad = [k for k in state if not isinstance(k, str) or not k.isidentifier() or k.startswith("__")]
+    if bad:
+        raise ValueError(f"invalid attribute names {bad} in the file")
+    try:
+        est = cls(**{k: dec.decode(v) for k, v in params.items()})
+        for k, v in state.items():
+            setattr(est, k, dec.decode(v))
+    except (TypeError, KeyError, AttributeError, RecursionError) as exc:
+        raise ValueError(f"malformed estimator state in the file ({type(exc).__name__}: {exc})") from exc
+    return est
 
 
 def save(estimator, path):
@@ -299,23 +342,7 @@ def load(path):
                 idata.load()  # read into memory before the temporary file goes away
                 idatas.append(idata)
                 i += 1
-    params, state = header.get("params"), header.get("state")
-    if not isinstance(params, dict) or not isinstance(state, dict):
-        raise ValueError(f"{path}: header.json lacks the 'params'/'state' objects")
-    valid = set(cls().get_params(deep=False))
-    unknown = sorted(set(params) - valid)
-    if unknown:
-        raise ValueError(f"{path}: parameters {unknown} are not parameters of {cls.__name__}")
-    bad = [k for k in state if not isinstance(k, str) or not k.isidentifier() or k.startswith("__")]
-    if bad:
-        raise ValueError(f"{path}: invalid attribute names {bad} in the file")
-    dec = _Decoder(arrays, idatas)
     try:
-        est = cls(**{k: dec.decode(v) for k, v in params.items()})
-        for k, v in state.items():
-            setattr(est, k, dec.decode(v))
-    except (TypeError, KeyError, AttributeError, RecursionError) as exc:
-        raise ValueError(
-            f"{path}: malformed estimator state in the file ({type(exc).__name__}: {exc})"
-        ) from exc
-    return est
+        return _build_estimator(cls, header.get("params"), header.get("state"), _Decoder(arrays, idatas))
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from exc

@@ -313,3 +313,34 @@ def test_earlier_saved_fits_load(name, tiny_problem, tmp_path):
     loaded.save(tmp_path / "again.bmv")
     with zipfile.ZipFile(tmp_path / "again.bmv") as zf:
         assert json.loads(zf.read("header.json"))["class"] == written
+
+
+@pytest.mark.parametrize(
+    "name, grid",
+    [
+        ("MVMLClassifierCV", dict(lmbdas=(0.01, 0.1), etas=(1.0,), max_iter=2)),
+        ("MVMLRegressorCV", dict(lmbdas=(0.01, 0.1), etas=(1.0,), max_iter=2)),
+        ("MVLClassifierCV", dict(gamma_As=(1e-3, 1e-2), gamma_Ws=(0.0, 1e-4), graphs=("kernel",))),
+        ("MVLRegressorCV", dict(gamma_As=(1e-3, 1e-2), gamma_Ws=(0.0, 1e-4), graphs=("kernel",))),
+    ],
+)
+def test_search_estimators_round_trip(name, grid, tiny_problem, tmp_path):
+    """The ``*CV`` estimators save and load: ``cv_results_`` (its ``param_*`` columns are object
+    arrays) and the refitted ``best_estimator_`` (an estimator inside the state) come back equal,
+    and so do the predictions."""
+    y = tiny_problem["y"] if "Classifier" in name else tiny_problem["y_reg"]
+    est = getattr(bayesmv, name)(cv=2, **grid).fit(tiny_problem["Xs"], y)
+    loaded = bayesmv.load(est.save(tmp_path / "cv.bmv"))
+    assert type(loaded.best_estimator_) is type(est.best_estimator_)
+    for k in est.cv_results_:
+        if k == "params":
+            assert loaded.cv_results_[k] == est.cv_results_[k]
+        else:
+            assert loaded.cv_results_[k].dtype == est.cv_results_[k].dtype, k
+            np.testing.assert_array_equal(loaded.cv_results_[k], est.cv_results_[k], err_msg=k)
+    assert loaded.best_params_ == est.best_params_
+    for method in ("predict", "decision_function"):
+        if hasattr(est, method):
+            _assert_same(
+                getattr(est, method)(tiny_problem["Xs"]), getattr(loaded, method)(tiny_problem["Xs"]), method
+            )
