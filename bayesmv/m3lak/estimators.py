@@ -3,9 +3,9 @@ calls into :mod:`bayesmv.m3lak.posterior` and :mod:`bayesmv.m3lak.predictive` (p
 
 from __future__ import annotations
 
-import jax
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
 
 from ..base import (
     MultiViewMixin,
@@ -16,15 +16,14 @@ from ..base import (
 )
 from ..datasets import SEED_DEPRECATED, MultiViewStandardScaler, check_positive, check_random_seed
 from ..diagnostics import check_convergence
-from ..inference._threads import single_threaded_blas
-from .posterior import posterior_outputs, sample_problems
+from .posterior import appended_draws, posterior_outputs, sample_problems
 from .predictive import (
     kernel_band,
     predictive_log_odds,
     predictive_probabilities,
-    sample_predictive_decisions,
+    problem_decisions,
 )
-from .settings import check_settings, model_config, sharding_kwargs
+from .settings import check_settings, model_config, run_options
 
 __all__ = ["M3LAKClassifier"]
 
@@ -260,14 +259,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             self.view_scales_ = [np.ones(X.shape[1]) for X in views]
         Zs = self._standardize(views)
         targets = one_vs_rest_targets(codes, len(classes))
-        run_kwargs = dict(
-            num_warmup=int(self.num_warmup),
-            num_chains=int(self.num_chains),
-            chain_method=self.chain_method,
-            progress_bar=False,
-            on_dp_overflow="ignore",
-            **sharding_kwargs(self.mesh, self.shard_data),
-        )
+        run_kwargs = run_options(self.get_params())
         seeds = [self._problem_seed(k) for k in range(targets.shape[1])]
         runs, notes = sample_problems(
             Zs, targets, config, self.num_samples, run_kwargs, self.dp_capacity, random_states=seeds
@@ -307,16 +299,9 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             self.dp_capacity,
             init_states=cont["states"],
         )
-        for k, run in enumerate(runs):
-            self.raw_posterior_[k] = {
-                name: np.concatenate([old, run.samples[name]], axis=1)
-                for name, old in self.raw_posterior_[k].items()
-            }
-            self._sample_stats[k] = {
-                key: np.concatenate([old, run.stats[key]], axis=1)
-                for key, old in self._sample_stats[k].items()
-            }
-            cont["states"][k] = run.state
+        self.raw_posterior_ = appended_draws(self.raw_posterior_, [run.samples for run in runs])
+        self._sample_stats = appended_draws(self._sample_stats, [run.stats for run in runs])
+        cont["states"] = [run.state for run in runs]
         cont["notes"] = sorted(set(cont["notes"] + notes))
         self._set_posterior(cont["Zs"], cont["targets"], cont["config"], cont["notes"])
         return self
@@ -348,24 +333,14 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     def _check_is_fitted(self):
         self._check_fitted()
         if not hasattr(self, "posterior_draws_"):
-            from sklearn.exceptions import NotFittedError
-
             raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call 'fit' first.")
 
     def predictive_decisions(self, Xs):
         """Posterior predictive draws of ``βᵀφ̃(h*)``: array ``(n_problems, n_draws, n_samples)``
         (one problem for binary labels, one per class otherwise)."""
         self._check_is_fitted()
-        views = self._validate_predict(Xs)
-        Zs = self._standardize(views)
-        base = jax.random.fold_in(jax.random.PRNGKey(self.random_seed_), 7919)
-        with single_threaded_blas():
-            return np.stack(
-                [
-                    sample_predictive_decisions(d, Zs, jax.random.fold_in(base, k))
-                    for k, d in enumerate(self.posterior_draws_)
-                ]
-            )
+        Zs = self._standardize(self._validate_predict(Xs))
+        return problem_decisions(self.posterior_draws_, Zs, self.random_seed_)
 
     def decision_function(self, Xs):
         """Posterior predictive log-odds ``log P(y* = c | x*) / P(y* ≠ c | x*)`` of each

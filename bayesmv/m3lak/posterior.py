@@ -17,6 +17,7 @@ from ..models.m3lak import pointwise_log_likelihood
 
 __all__ = [
     "align_latent_axes",
+    "appended_draws",
     "checked_samples",
     "dp_overflow_notes",
     "posterior_dims",
@@ -220,3 +221,12 @@ def sample_problems(
         stats = {key: np.asarray(val) for key, val in (post.extra_stats or {}).items()}
         runs.append(ProblemRun(checked_samples(post, k), stats, post.chain_states))
     return runs, notes
+
+
+def appended_draws(earlier, later):
+    """Per-problem dicts of arrays ``(chain, draw, ...)`` with the draws of ``later`` (the same
+    problems and names) appended along the draw axis."""
+    return [
+        {name: np.concatenate([old, new[name]], axis=1) for name, old in e.items()}
+        for e, new in zip(earlier, later)
+    ]

@@ -14,6 +14,7 @@ from jax.scipy.linalg import cho_solve, solve_triangular
 from scipy.special import expit, logsumexp
 
 from ..datasets import observed_mask
+from ..inference._threads import single_threaded_blas
 from ..inference.conditionals import noise_weighted
 from ..kernels import implied_kernel
 from ..models.m3lak import decision_values, noise_by_view
@@ -24,6 +25,7 @@ __all__ = [
     "predictive_latent_moments",
     "predictive_log_odds",
     "predictive_probabilities",
+    "problem_decisions",
     "sample_predictive_decisions",
 ]
 
@@ -217,3 +219,18 @@ def kernel_band(omega, t, direction=None, interval=0.9):
     a = (1.0 - interval) / 2.0
     lo, hi = np.quantile(k, [a, 1.0 - a], axis=0)
     return KernelBand(t, k.mean(axis=0), lo, hi)
+
+
+def problem_decisions(posterior_draws, Zs, random_seed):
+    """Posterior predictive decision draws of every one-vs-rest problem on the standardised
+    views ``Zs``: ``(n_problems, S, n)``, problem ``k`` with the key
+    ``fold_in(fold_in(PRNGKey(random_seed), 7919), k)`` (:func:`sample_predictive_decisions`),
+    BLAS single-threaded."""
+    base = jax.random.fold_in(jax.random.PRNGKey(random_seed), 7919)
+    with single_threaded_blas():
+        return np.stack(
+            [
+                sample_predictive_decisions(d, Zs, jax.random.fold_in(base, k))
+                for k, d in enumerate(posterior_draws)
+            ]
+        )

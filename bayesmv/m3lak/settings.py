@@ -109,6 +109,20 @@ def sharding_kwargs(mesh, shard_data):
     return {"mesh": mesh, "shard_data": shard}
 
 
+def run_options(params):
+    """``run_m3lak`` keywords shared by every one-vs-rest problem's chains: warm-up length, number
+    of chains and how they run, the sharding; no progress bar, and DP truncation reported by the
+    estimator rather than raised."""
+    return dict(
+        num_warmup=int(params["num_warmup"]),
+        num_chains=int(params["num_chains"]),
+        chain_method=params["chain_method"],
+        progress_bar=False,
+        on_dp_overflow="ignore",
+        **sharding_kwargs(params["mesh"], params["shard_data"]),
+    )
+
+
 def model_config(params):
     """The validated :class:`~bayesmv.models.m3lak.M3LAKConfig` of the estimator's parameters:
     every config field taken from ``params``, ``niw_nu0=None`` as ``NIW_NU0_PER_LATENT``
