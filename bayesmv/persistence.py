@@ -78,6 +78,21 @@ class _Encoder:
         self.arrays = {}
         self.idatas = []
 
+    def estimator(self, est, where=None):
+        """``(class, params, state)`` of a bayesmv estimator, encoded; ``where`` names a nested
+        one in error messages (None: the saved estimator itself)."""
+        _check_ours(type(est), where or "estimator")
+        params, state = _estimator_state(est)
+
+        def label(kind, k):
+            return f"{kind} {k!r}" if where is None else f"{where}.{k}"
+
+        return (
+            _qualname(type(est)),
+            {k: self.encode(v, label("parameter", k)) for k, v in params.items()},
+            {k: self.encode(v, label("attribute", k)) for k, v in state.items()},
+        )
+
     def encode(self, value, where):
         import arviz as az
         import jax
@@ -96,13 +111,8 @@ class _Encoder:
             items = [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value.ravel())]
             return {"__object_array__": items, "shape": list(value.shape)}
         if isinstance(value, BaseEstimator):  # e.g. a search's best_estimator_
-            _check_ours(type(value), where)
-            params, state = _estimator_state(value)
-            return {
-                "__estimator__": _qualname(type(value)),
-                "params": {k: self.encode(v, f"{where}.{k}") for k, v in params.items()},
-                "state": {k: self.encode(v, f"{where}.{k}") for k, v in state.items()},
-            }
+            cls, params, state = self.estimator(value, where)
+            return {"__estimator__": cls, "params": params, "state": state}
         if isinstance(value, (np.ndarray, jax.Array)):
             arr = np.asarray(value)
             if arr.dtype.kind not in "biufcUS":
@@ -266,16 +276,15 @@ def save(estimator, path):
 
     if not isinstance(estimator, BaseEstimator):
         raise TypeError(f"save expects a bayesmv estimator, got {type(estimator).__name__}")
-    _check_ours(type(estimator), "estimator")
-    params, state = _estimator_state(estimator)
     enc = _Encoder()
+    cls, params, state = enc.estimator(estimator)
     header = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "bayesmv_version": _bayesmv_version(),
-        "class": _qualname(type(estimator)),
-        "params": {k: enc.encode(v, f"parameter {k!r}") for k, v in params.items()},
-        "state": {k: enc.encode(v, f"attribute {k!r}") for k, v in state.items()},
+        "class": cls,
+        "params": params,
+        "state": state,
     }
     buf = io.BytesIO()
     np.savez_compressed(buf, **enc.arrays)
