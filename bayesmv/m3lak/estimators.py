@@ -236,10 +236,6 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         self.shard_data = shard_data
         self.mesh = mesh
 
-    def _check_params(self):
-        check_settings(self.get_params())
-        self.random_seed_ = check_random_seed(self.random_state, self.seed, type(self).__name__)
-
     # ---------------------------------------------------------------- fit
     def fit(self, Xs, y):
         """Fit one M3LAK posterior (binary labels) or one per class (one-vs-rest).
@@ -247,10 +243,12 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         ``Xs``: list of views ``(n_samples, D_i)``; a sample missing from a view is an all-NaN
         row. ``y``: any labels with at least two classes.
         """
-        self._check_params()
+        params = self.get_params()
+        check_settings(params)
+        self.random_seed_ = check_random_seed(self.random_state, self.seed, type(self).__name__)
         views, y = self._validate_fit(Xs, y)
         classes, codes = encode_labels(y)
-        config = model_config(self.get_params())
+        config = model_config(params)
         if self.standardize:
             scaler = MultiViewStandardScaler().fit(views)
             self.view_means_, self.view_scales_ = scaler.mean_, scaler.scale_
@@ -259,7 +257,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             self.view_scales_ = [np.ones(X.shape[1]) for X in views]
         Zs = self._standardize(views)
         targets = one_vs_rest_targets(codes, len(classes))
-        run_kwargs = run_options(self.get_params())
+        run_kwargs = run_options(params)
         seeds = [self._problem_seed(k) for k in range(targets.shape[1])]
         runs, notes = sample_problems(
             Zs, targets, config, self.num_samples, run_kwargs, self.dp_capacity, random_states=seeds

@@ -140,9 +140,6 @@ class _OnlineOVK(PersistenceMixin, MultiOutputMixin, BaseEstimator):
                 self.X_buffer_, self.coef_, self.support_times_, self.n_steps_ + n
             )
         state = (self.X_buffer_, self.coef_, self.support_times_, self.n_steps_, self.delta_, self.gamma_)
-        options = dict(
-            loss=self.loss, adapt=self._adapt, truncation=self.truncation, block_size=self.block_size
-        )
         state, F, D, Gam = run_stream(
             state,
             self._TW,
@@ -151,7 +148,10 @@ class _OnlineOVK(PersistenceMixin, MultiOutputMixin, BaseEstimator):
             Xa,
             Y,
             etas,
-            **options,
+            loss=self.loss,
+            adapt=self._adapt,
+            truncation=self.truncation,
+            block_size=self.block_size,
             static=self._static(),
             owner=type(self).__name__,
         )
