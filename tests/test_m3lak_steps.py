@@ -10,8 +10,20 @@ from scipy.special import expit
 import bayesmv  # noqa: F401  (float64)
 from bayesmv import M3LAKClassifier
 from bayesmv.m3lak.posterior import checked_samples, dp_overflow_notes
-from bayesmv.m3lak.predictive import kernel_band, predictive_log_odds, predictive_probabilities
-from bayesmv.m3lak.settings import NIW_NU0_PER_LATENT, check_settings, model_config, sharding_kwargs
+from bayesmv.m3lak.predictive import (
+    class_probabilities,
+    kernel_band,
+    predictive_log_odds,
+    predictive_probabilities,
+)
+from bayesmv.m3lak.settings import (
+    NIW_NU0_PER_LATENT,
+    check_settings,
+    model_config,
+    sharding_kwargs,
+    standardized,
+    view_standardization,
+)
 
 
 def test_check_settings_and_model_config():
@@ -44,6 +56,27 @@ def test_predictive_log_odds_and_probabilities():
     assert np.isfinite(odds).all() and odds[0, 1] > 25  # log space: finite where 1 - p underflows
     np.testing.assert_array_equal(predictive_probabilities(f, "hinge"), [[2 / 3, 1.0]])
     np.testing.assert_allclose(predictive_log_odds(f, "hinge"), np.log([[2.5 / 1.5, 3.5 / 0.5]]))
+
+
+def test_class_probabilities():
+    binary = class_probabilities(np.array([[0.2, 0.9]]))
+    np.testing.assert_allclose(binary, [[0.8, 0.2], [0.1, 0.9]])
+    p = np.array([[0.2, 0.0], [0.6, 0.0], [0.2, 0.0]])  # 3 problems, 2 points; the second all zero
+    np.testing.assert_allclose(class_probabilities(p), [[0.2, 0.6, 0.2], [1 / 3, 1 / 3, 1 / 3]])
+
+
+def test_view_standardization_skips_missing_rows():
+    X = np.array([[1.0, 5.0], [np.nan, np.nan], [3.0, 5.0]])  # second feature constant
+    other = np.zeros((3, 1))  # sample 1 is observed in this view only
+    means, scales = view_standardization([X, other])
+    np.testing.assert_allclose(means[0], [2.0, 5.0])
+    np.testing.assert_allclose(scales[0], [1.0, 1.0])  # std 1; a constant feature keeps scale 1
+    Z = standardized([X], means, scales)[0]
+    np.testing.assert_allclose(Z[[0, 2]], [[-1.0, 0.0], [1.0, 0.0]])
+    assert np.isnan(Z[1]).all()
+    means, scales = view_standardization([X, other], standardize=False)
+    np.testing.assert_array_equal(np.concatenate(means), [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(np.concatenate(scales), [1.0, 1.0, 1.0])
 
 
 def test_kernel_band_against_direct_cosines():

@@ -14,16 +14,17 @@ from ..base import (
     one_vs_rest_targets,
     warn_sampler_trouble,
 )
-from ..datasets import SEED_DEPRECATED, MultiViewStandardScaler, check_positive, check_random_seed
+from ..datasets import SEED_DEPRECATED, check_positive, check_random_seed
 from ..diagnostics import check_convergence
-from .posterior import appended_draws, posterior_outputs, sample_problems
+from .posterior import Continuation, appended_draws, continued_problems, posterior_outputs, sample_problems
 from .predictive import (
+    class_probabilities,
     kernel_band,
     predictive_log_odds,
     predictive_probabilities,
     problem_decisions,
 )
-from .settings import check_settings, model_config, run_options
+from .settings import check_settings, model_config, run_options, standardized, view_standardization
 
 __all__ = ["M3LAKClassifier"]
 
@@ -248,16 +249,10 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         self.random_seed_ = check_random_seed(self.random_state, self.seed, type(self).__name__)
         views, y = self._validate_fit(Xs, y)
         classes, codes = encode_labels(y)
-        config = model_config(params)
-        if self.standardize:
-            scaler = MultiViewStandardScaler().fit(views)
-            self.view_means_, self.view_scales_ = scaler.mean_, scaler.scale_
-        else:
-            self.view_means_ = [np.zeros(X.shape[1]) for X in views]
-            self.view_scales_ = [np.ones(X.shape[1]) for X in views]
+        self.view_means_, self.view_scales_ = view_standardization(views, self.standardize)
         Zs = self._standardize(views)
         targets = one_vs_rest_targets(codes, len(classes))
-        run_kwargs = run_options(params)
+        config, run_kwargs = model_config(params), run_options(params)
         seeds = [self._problem_seed(k) for k in range(targets.shape[1])]
         runs, notes = sample_problems(
             Zs, targets, config, self.num_samples, run_kwargs, self.dp_capacity, random_states=seeds
@@ -265,11 +260,8 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         self.classes_ = classes
         self.raw_posterior_ = [run.samples for run in runs]
         self._sample_stats = [run.stats for run in runs]
-        states = [run.state for run in runs]
-        self._continuation = dict(
-            Zs=Zs, targets=targets, config=config, run_kwargs=run_kwargs, states=states, notes=notes
-        )
-        self._set_posterior(Zs, targets, config, notes)
+        self._continuation = Continuation(Zs, targets, config, run_kwargs, [run.state for run in runs], notes)
+        self._set_posterior()
         return self
 
     def sample_more(self, num_samples=None):
@@ -287,45 +279,35 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             )
         n = self.num_samples if num_samples is None else num_samples
         check_positive("num_samples", n, integer=True)
-        cont = self._continuation
-        runs, notes = sample_problems(
-            cont["Zs"],
-            cont["targets"],
-            cont["config"],
-            n,
-            cont["run_kwargs"],
-            self.dp_capacity,
-            init_states=cont["states"],
-        )
+        runs, self._continuation = continued_problems(self._continuation, n, self.dp_capacity)
         self.raw_posterior_ = appended_draws(self.raw_posterior_, [run.samples for run in runs])
         self._sample_stats = appended_draws(self._sample_stats, [run.stats for run in runs])
-        cont["states"] = [run.state for run in runs]
-        cont["notes"] = sorted(set(cont["notes"] + notes))
-        self._set_posterior(cont["Zs"], cont["targets"], cont["config"], cont["notes"])
+        self._set_posterior()
         return self
 
-    def _set_posterior(self, Zs, targets, config, notes):
+    def _set_posterior(self):
         """``posterior_draws_`` and ``inference_data_`` from ``raw_posterior_``
         (:func:`posterior_outputs`); warns on sampler trouble."""
+        cont = self._continuation
         self.posterior_draws_, self.inference_data_ = posterior_outputs(
             self.raw_posterior_,
             self._sample_stats,
-            Zs,
-            targets,
-            config,
+            cont.Zs,
+            cont.targets,
+            cont.config,
             self.likelihood,
             self.random_seed_,
             self.classes_,
         )
         warn_sampler_trouble(
-            self.inference_data_, type(self).__name__, var_names=["decision"], notes=notes, stacklevel=4
+            self.inference_data_, type(self).__name__, var_names=["decision"], notes=cont.notes, stacklevel=4
         )
 
     def _problem_seed(self, k):
         return int(np.random.default_rng([self.random_seed_, int(k)]).integers(2**31 - 1))
 
     def _standardize(self, views):
-        return [(X - mu) / s for X, mu, s in zip(views, self.view_means_, self.view_scales_)]
+        return standardized(views, self.view_means_, self.view_scales_)
 
     # ---------------------------------------------------------------- predict
     def _check_is_fitted(self):
@@ -360,13 +342,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         DESIGN §5). Multi-class: the one-vs-rest probabilities normalised to sum to one
         (uniform where every one-vs-rest problem gives probability 0).
         """
-        p = predictive_probabilities(self.predictive_decisions(Xs), self.likelihood)  # (n_problems, n)
-        if len(self.classes_) == 2:
-            return np.stack([1.0 - p[0], p[0]], axis=1)
-        p = p.T
-        total = p.sum(axis=1, keepdims=True)
-        uniform = np.full_like(p, 1.0 / p.shape[1])
-        return np.where(total > 0, p / np.where(total > 0, total, 1.0), uniform)
+        return class_probabilities(predictive_probabilities(self.predictive_decisions(Xs), self.likelihood))
 
     def predict(self, Xs):
         """Most probable class under :meth:`predict_proba`, read from :meth:`decision_function`

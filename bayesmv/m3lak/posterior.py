@@ -19,6 +19,8 @@ __all__ = [
     "align_latent_axes",
     "appended_draws",
     "checked_samples",
+    "Continuation",
+    "continued_problems",
     "dp_overflow_notes",
     "posterior_dims",
     "posterior_outputs",
@@ -230,3 +232,27 @@ def appended_draws(earlier, later):
         {name: np.concatenate([old, new[name]], axis=1) for name, old in e.items()}
         for e, new in zip(earlier, later)
     ]
+
+
+class Continuation(NamedTuple):
+    """What continuing a fit's chains needs: the standardised views ``Zs``, the ±1 ``targets``,
+    the model ``config``, the sampler's ``run_kwargs``, every problem's chain ``states`` and the
+    fit's ``notes`` on DP truncation."""
+
+    Zs: list
+    targets: np.ndarray
+    config: object
+    run_kwargs: dict
+    states: list
+    notes: list
+
+
+def continued_problems(cont, num_samples, dp_capacity):
+    """Every problem's chains continued from ``cont.states`` by ``num_samples`` draws (no
+    warm-up): ``(runs, continuation)``, the :class:`ProblemRun` of each and ``cont`` with the new
+    states and the notes of both runs."""
+    runs, notes = sample_problems(
+        cont.Zs, cont.targets, cont.config, num_samples, cont.run_kwargs, dp_capacity, init_states=cont.states
+    )
+    states = [run.state for run in runs]
+    return runs, cont._replace(states=states, notes=sorted(set(cont.notes + notes)))

@@ -21,6 +21,7 @@ from ..models.m3lak import decision_values, noise_by_view
 
 __all__ = [
     "KernelBand",
+    "class_probabilities",
     "kernel_band",
     "predictive_latent_moments",
     "predictive_log_odds",
@@ -190,6 +191,18 @@ def predictive_probabilities(f, likelihood):
     pseudo-likelihood with no ``P(y | f)``, DESIGN §5)."""
     f = np.asarray(f)
     return (expit(f) if likelihood == "logistic" else f > 0).mean(axis=-2)
+
+
+def class_probabilities(p):
+    """``P(y* = c | x*)`` ``(n, n_classes)`` from the one-vs-rest probabilities ``p``
+    ``(n_problems, n)``: ``1 - p``, ``p`` for one (binary) problem; otherwise normalised to sum to
+    one (uniform where every problem gives probability 0)."""
+    p = np.asarray(p)
+    if len(p) == 1:
+        return np.stack([1.0 - p[0], p[0]], axis=1)
+    p = p.T
+    total = p.sum(axis=1, keepdims=True)
+    return np.where(total > 0, p / np.where(total > 0, total, 1.0), 1.0 / p.shape[1])
 
 
 def kernel_band(omega, t, direction=None, interval=0.9):

@@ -1,5 +1,6 @@
 """M3LAK's settings: the estimator's parameters checked, turned into the model's
-:class:`~bayesmv.models.m3lak.M3LAKConfig`, and the sharding keywords of the sampler."""
+:class:`~bayesmv.models.m3lak.M3LAKConfig`, the sampler's options and sharding keywords, and the
+views' standardisation."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..datasets import check_positive
+from ..datasets import MultiViewStandardScaler, check_positive
 from ..models.m3lak import M3LAKConfig
 
 __all__ = [
@@ -18,7 +19,10 @@ __all__ = [
     "SPECTRAL_PRIORS",
     "check_settings",
     "model_config",
+    "run_options",
     "sharding_kwargs",
+    "standardized",
+    "view_standardization",
 ]
 
 #: How the chains run: one after another, one per device (``pmap``), or as one vectorised program.
@@ -141,3 +145,18 @@ def model_config(params):
     config = M3LAKConfig(**kwargs)
     config.validate()
     return config
+
+
+def view_standardization(views, standardize=True):
+    """Per-view feature means and scales ``(means, scales)`` over the observed rows of ``views``
+    (:class:`~bayesmv.datasets.MultiViewStandardScaler`); zeros and ones when ``standardize`` is
+    false."""
+    if not standardize:
+        return [np.zeros(X.shape[1]) for X in views], [np.ones(X.shape[1]) for X in views]
+    scaler = MultiViewStandardScaler().fit(views)
+    return scaler.mean_, scaler.scale_
+
+
+def standardized(views, means, scales):
+    """Each view centred by ``means`` and divided by ``scales`` (missing rows stay NaN)."""
+    return [(X - mu) / s for X, mu, s in zip(views, means, scales)]
