@@ -59,12 +59,8 @@ def worker(n, devices, sweeps, m, M, dims, spectral_prior):
 
     import bayesmv  # noqa: F401  (x64)
     from bayesmv import distributed as bd
-    from bayesmv.inference.m3lak_sampler import (
-        M3LAKKernel,
-        _prepare_arrays,
-        prepare_data,
-        shard_m3lak_data,
-    )
+    from bayesmv.inference.m3lak_sampler import M3LAKKernel, prepare_data, shard_m3lak_data
+    from bayesmv.inference.m3lak_sampler.state import _prepare_arrays
     from bayesmv.models.m3lak import M3LAKConfig
 
     config = M3LAKConfig(n_latent=m, n_frequencies=M, spectral_prior=spectral_prior)

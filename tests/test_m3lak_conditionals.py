@@ -394,14 +394,8 @@ def test_run_m3lak_equals_numpyro_mcmc_and_refits_without_recompiling(small_run)
     from numpyro.infer import MCMC
 
     from bayesmv.diagnostics import to_inference_data
-    from bayesmv.inference.m3lak_sampler import (
-        EXTRA_FIELDS,
-        M3LAKKernel,
-        _clear_compiled_chains,
-        _draw_chain,
-        _init_chain,
-        prepare_data,
-    )
+    from bayesmv.inference.m3lak_sampler import EXTRA_FIELDS, M3LAKKernel, prepare_data
+    from bayesmv.inference.m3lak_sampler.run import _clear_compiled_chains, _draw_chain, _init_chain
 
     Xs, y, cfg, post = small_run
     mcmc = MCMC(

@@ -17,9 +17,10 @@ import pytest
 import scipy.stats as st
 
 import bayesmv  # noqa: F401  (x64)
-from bayesmv.inference import m3lak_sampler, sample_niw
+from bayesmv.inference import sample_niw
 from bayesmv.inference.dp import DPState
 from bayesmv.inference.m3lak_sampler import joint_beta_omega_step
+from bayesmv.inference.m3lak_sampler import sweep as sampler_sweep
 from bayesmv.m3lak.settings import model_config
 from bayesmv.models import M3LAKConfig, decision_values, logistic_log_likelihood
 
@@ -88,7 +89,7 @@ def test_potential_is_minus_log_posterior():
     points = [(jnp.asarray(rng.normal(size=P)), jnp.asarray(rng.normal(size=(M, m)))) for _ in range(4)]
     G = DP.prec_sqrt[DP.z]
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(m3lak_sampler, "joint_hmc_step", spy)
+        mp.setattr(sampler_sweep, "joint_hmc_step", spy)
         for beta, omega in points:
             b, o, _, _ = joint_beta_omega_step(None, H, omega, beta, V_BETA, DP, Y, VALID, 0.1, 1)
             np.testing.assert_array_equal(b, beta)  # nothing moved: the old values exactly
@@ -132,7 +133,7 @@ def test_joint_move_keeps_exact_posterior_draws_exact():
 @pytest.mark.slow
 def test_invariance_check_detects_a_wrong_move(monkeypatch):
     monkeypatch.setattr(
-        m3lak_sampler, "logistic_log_likelihood", lambda f, y: 1.3 * logistic_log_likelihood(f, y)
+        sampler_sweep, "logistic_log_likelihood", lambda f, y: 1.3 * logistic_log_likelihood(f, y)
     )
     z, crit = _invariance_z()
     assert np.max(np.abs(z)) > crit
@@ -147,7 +148,7 @@ def test_joint_move_agrees_with_nuts():
     import numpyro.distributions as dist
     from numpyro.infer import MCMC, NUTS
 
-    from bayesmv.inference.m3lak_sampler import _gaussian_dp_state
+    from bayesmv.inference.m3lak_sampler.sweep import _gaussian_dp_state
 
     cfg = M3LAKConfig(n_latent=m, n_frequencies=M, spectral_prior="gaussian", lengthscale=1.0, v=V_BETA)
 

@@ -26,13 +26,8 @@ import bayesmv  # noqa: F401  (x64)
 from bayesmv.inference import conditionals as cond
 from bayesmv.inference import dp_prior_draw, m3lak_sweep
 from bayesmv.inference.dp import component_counts
-from bayesmv.inference.m3lak_sampler import (
-    M3LAKData,
-    M3LAKLatent,
-    _gaussian_dp_state,
-    _niw_prior,
-    decision_values,
-)
+from bayesmv.inference.m3lak_sampler import M3LAKData, M3LAKLatent, decision_values
+from bayesmv.inference.m3lak_sampler.sweep import _gaussian_dp_state, _niw_prior
 from bayesmv.models import M3LAKConfig, logistic_log_likelihood, noise_by_view
 
 N, DS = 3, (2, 2)

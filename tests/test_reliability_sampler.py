@@ -128,7 +128,7 @@ def test_m3lak_nonfinite_block_stops_with_named_error(tiny_problem, monkeypatch,
     import jax.numpy as jnp
 
     from bayesmv.inference import M3LAKNumericalError, conditionals
-    from bayesmv.inference.m3lak_sampler import _clear_compiled_chains
+    from bayesmv.inference.m3lak_sampler.run import _clear_compiled_chains
 
     real = conditionals.sample_lambda_conditional
     monkeypatch.setattr(conditionals, "sample_lambda_conditional", lambda *a, **k: real(*a, **k) * jnp.nan)

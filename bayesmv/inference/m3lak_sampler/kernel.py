@@ -1,0 +1,146 @@
+"""The M3LAK sampler as a NumPyro :class:`~numpyro.infer.mcmc.MCMCKernel`: one
+:func:`~bayesmv.inference.m3lak_sampler.sweep.m3lak_sweep` per step, with the step sizes of
+its two HMC blocks adapted by dual averaging during warm-up."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from numpyro.infer.hmc_util import dual_averaging
+from numpyro.infer.mcmc import MCMCKernel
+
+from ...models.m3lak import M3LAKConfig
+from .state import M3LAKLatent, M3LAKState
+from .sweep import _initial_latent_jit, m3lak_sweep, sweep_outputs
+
+__all__ = [
+    "M3LAKKernel",
+]
+
+
+class M3LAKKernel(MCMCKernel):
+    """Composite M3LAK kernel for :class:`numpyro.infer.MCMC`.
+
+    ``MCMC(M3LAKKernel(config), ...).run(key, data)`` with ``data = prepare_data(Xs, y)``. The step
+    sizes of both HMC blocks are adapted by dual averaging (Hoffman & Gelman 2014) during warm-up
+    and frozen afterwards. ``model = None``: ``arviz.from_numpyro`` takes the samples as they are.
+    """
+
+    sample_field = "outputs"
+    model = None
+
+    def __init__(self, config: M3LAKConfig = M3LAKConfig(), mesh=None, n_valid=None):
+        self.config = config.validate()
+        self.mesh = mesh  # data-sharded run: per-sample state constrained to rows over the mesh
+        self.n_valid = n_valid  # number of real (unpadded) samples; None: all
+        self._num_warmup = 0
+        self._da_init, self._da_update = dual_averaging()
+
+    @property
+    def default_fields(self):
+        """The state fields NumPyro's ``MCMC`` collects: ``outputs`` (the draws of each sweep)."""
+        return ("outputs",)
+
+    def postprocess_fn(self, model_args, model_kwargs):
+        """The function applied to each stored draw: drops the rows that pad N to the device count
+        and replicates the decision values (the identity for an unsharded run).
+        """
+        if self.mesh is None and self.n_valid is None:
+            return lambda x: x
+        from ...distributed import constrain_replicated
+
+        def trim(x):  # drop the padding rows; the stored decision values are replicated
+            return {**x, "decision": constrain_replicated(x["decision"][..., : self.n_valid], self.mesh)}
+
+        return trim
+
+    def _constrain(self, latent: M3LAKLatent) -> M3LAKLatent:
+        if self.mesh is None:
+            return latent
+        from ...distributed import constrain_rows
+
+        return latent._replace(
+            H=constrain_rows(latent.H, self.mesh),
+            Us=constrain_rows(latent.Us, self.mesh),
+            lam=constrain_rows(latent.lam, self.mesh),
+        )
+
+    def _init_one(self, rng_key, data):
+        key_init, key_state = jax.random.split(rng_key)
+        latent = self._constrain(
+            _initial_latent_jit(key_init, data, self.config)
+        )  # compiled once per shape/config
+        eps0 = jnp.asarray(self.config.init_step_size, jnp.float64)
+        # the H block is preconditioned by its Gaussian precision, so its natural scale is ~1
+        eps_H = jnp.asarray(0.5, jnp.float64)
+        return M3LAKState(
+            i=jnp.zeros((), jnp.int32),
+            outputs=sweep_outputs(latent, data, self.config),
+            latent=latent,
+            da_H=self._da_init(jnp.log(10.0 * eps_H)),
+            da_omega=self._da_init(jnp.log(10.0 * eps0)),
+            step_size_H=eps_H,
+            step_size_omega=eps0,
+            accept_prob_H=jnp.zeros((), jnp.float64),
+            accept_prob_omega=jnp.zeros((), jnp.float64),
+            diverging=jnp.zeros((), bool),
+            nonfinite=jnp.zeros((), jnp.int32),
+            rng_key=key_state,
+        )
+
+    def init(self, rng_key, num_warmup, init_params, model_args, model_kwargs):
+        """The initial ``M3LAKState`` of one chain (or one per key for a batch of keys): latents from
+        ``initial_latent`` on the data (``model_args[0]``, an ``M3LAKData``), step sizes for warm-up.
+        """
+        self._num_warmup = int(num_warmup)
+        data = model_args[0]
+        if jnp.ndim(rng_key) > 1 or (
+            jax.dtypes.issubdtype(rng_key.dtype, jax.dtypes.prng_key) and jnp.ndim(rng_key) > 0
+        ):
+            return jax.vmap(self._init_one, in_axes=(0, None))(rng_key, data)
+        return self._init_one(rng_key, data)
+
+    def sample(self, state: M3LAKState, model_args, model_kwargs):
+        """One sweep of the sampler (``m3lak_sweep``) from ``state``; step sizes adapt during warm-up.
+        A block that produces non-finite values is recorded in ``state.nonfinite`` (``run_m3lak``
+        then raises :class:`M3LAKNumericalError`).
+        """
+        data = model_args[0]
+        cfg = self.config
+        key, key_sweep = jax.random.split(state.rng_key)
+        latent, (acc_H, acc_O, div, flag) = m3lak_sweep(
+            key_sweep, state.latent, data, cfg, state.step_size_H, state.step_size_omega, state.nonfinite
+        )
+        latent = self._constrain(latent)
+        warm = state.i < self._num_warmup
+        last = state.i == self._num_warmup - 1
+
+        def adapt(da, acc, eps):
+            new_da = self._da_update(cfg.target_accept - acc, da)
+            new_eps = jnp.where(last, jnp.exp(new_da[1]), jnp.exp(new_da[0]))
+            da = jax.tree.map(lambda a, b: jnp.where(warm, a, b), new_da, da)
+            return da, jnp.where(warm, new_eps, eps)
+
+        da_H, eps_H = adapt(state.da_H, jnp.nan_to_num(acc_H), state.step_size_H)
+        da_O, eps_O = adapt(state.da_omega, jnp.nan_to_num(acc_O), state.step_size_omega)
+        return M3LAKState(
+            i=state.i + 1,
+            outputs=sweep_outputs(latent, data, cfg),
+            latent=latent,
+            da_H=da_H,
+            da_omega=da_O,
+            step_size_H=eps_H,
+            step_size_omega=eps_O,
+            accept_prob_H=acc_H,
+            accept_prob_omega=acc_O,
+            diverging=div,
+            nonfinite=flag,
+            rng_key=key,
+        )
+
+    def get_diagnostics_str(self, state):
+        """Progress-bar text: acceptance rate and step size of the H and Ω HMC blocks."""
+        return (
+            f"acc H {float(state.accept_prob_H):.2f} (step {float(state.step_size_H):.2e}), "
+            f"acc Ω {float(state.accept_prob_omega):.2f} (step {float(state.step_size_omega):.2e})"
+        )

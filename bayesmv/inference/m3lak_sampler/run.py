@@ -1,0 +1,286 @@
+"""The :func:`run_m3lak` driver: chains through NumPyro's ``MCMC``, compiled once per shape
+and settings, run in chunks, continued from their states, checked for non-finite blocks and
+DP overflow."""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from numpyro.infer import MCMC
+
+from ...datasets._validation import SEED_DEPRECATED, check_random_seed
+from ...models.m3lak import M3LAKConfig
+from .._threads import single_threaded_blas
+from .kernel import M3LAKKernel
+from .state import (
+    BLOCK_NAMES,
+    DPCapacityError,
+    M3LAKNumericalError,
+    M3LAKPosterior,
+    _prepare_arrays,
+    prepare_data,
+    shard_m3lak_data,
+)
+
+__all__ = [
+    "EXTRA_FIELDS",
+    "run_m3lak",
+]
+
+
+class _RunSettings(NamedTuple):  # the static part of one run (hashable: a jit cache key)
+    config: M3LAKConfig
+    mesh: object
+    n_valid: int | None
+    num_warmup: int
+    num_samples: int
+    thinning: int
+
+
+# At most this many calls of the draw program per chain and run (each call costs a dispatch).
+_MAX_CHUNKS = 64
+#: The per-draw sampler statistics every run collects (``M3LAKPosterior.extra_stats``).
+EXTRA_FIELDS = ("accept_prob_H", "accept_prob_omega", "diverging", "step_size_H", "step_size_omega")
+
+
+def _numpyro_mcmc(
+    settings: _RunSettings, num_chains=1, chain_method="sequential", progress_bar=False
+) -> MCMC:
+    kernel = M3LAKKernel(settings.config, mesh=settings.mesh, n_valid=settings.n_valid)
+    return MCMC(
+        kernel,
+        num_warmup=settings.num_warmup,
+        num_samples=settings.num_samples,
+        num_chains=num_chains,
+        chain_method=chain_method,
+        progress_bar=progress_bar,
+        thinning=settings.thinning,
+        jit_model_args=True,
+    )
+
+
+def _collected(mcmc: MCMC, group_by_chain):
+    extra = mcmc.get_extra_fields(group_by_chain=group_by_chain)
+    return (
+        mcmc.get_samples(group_by_chain=group_by_chain),
+        {k: extra[k] for k in EXTRA_FIELDS},
+        mcmc.last_state,
+    )
+
+
+@partial(jax.jit, static_argnums=0)
+def _init_chain(settings: _RunSettings, key, data):
+    """The state one chain starts from (what ``MCMC.run`` initialises with ``key``)."""
+    kernel = M3LAKKernel(settings.config, mesh=settings.mesh, n_valid=settings.n_valid)
+    return kernel.init(key, settings.num_warmup, None, (data,), {})
+
+
+@partial(jax.jit, static_argnums=0)
+def _draw_chain(settings: _RunSettings, state, data):
+    """``settings.num_samples`` sweeps of one chain from ``state`` (NumPyro's
+    ``post_warmup_state``, continued with the state's own key; the kernel adapts its step sizes
+    while the sweep count is below ``num_warmup``), compiled once per (settings, shapes). Run
+    outside a ``jit``, NumPyro re-traces and re-compiles its sampling loop on every run (20–40 s
+    per fit here); under this ``jit`` a refit with new data of the same shapes, or a
+    continuation, reuses the executable."""
+    mcmc = _numpyro_mcmc(settings)
+    mcmc.post_warmup_state = state
+    mcmc.run(state.rng_key, data, extra_fields=EXTRA_FIELDS)
+    return _collected(mcmc, group_by_chain=False)
+
+
+@partial(jax.jit, static_argnums=0)
+def _init_chains_vectorized(settings: _RunSettings, keys, data):
+    return jax.vmap(lambda key: _init_chain(settings, key, data))(keys)
+
+
+@partial(jax.jit, static_argnums=0)
+def _draw_chains_vectorized(settings: _RunSettings, states, data):
+    return jax.vmap(lambda state: _draw_chain(settings, state, data))(states)
+
+
+def _clear_compiled_chains():
+    """Drop the cached chain executables (after a test patches a conditional)."""
+    for fn in (_init_chain, _draw_chain, _init_chains_vectorized, _draw_chains_vectorized):
+        fn.clear_cache()
+
+
+def _chunk_length(settings: _RunSettings):
+    """Sweeps per call of the one compiled draw program: ``gcd(num_warmup, num_samples)``, so that
+    the warm-up, the draws and a continuation by ``num_samples`` share one executable (one
+    compile of the sweep per fit). With thinning, a gcd of 1 (XLA compiles a one-sweep loop
+    differently, so draws would differ from one ``MCMC.run`` by rounding, which the chain then
+    amplifies), or more than ``_MAX_CHUNKS`` calls (e.g. 301 + 200 sweeps): ``num_samples``,
+    and the warm-up runs as one chunk of ``num_warmup`` sweeps, a second program."""
+    length = math.gcd(settings.num_warmup, settings.num_samples)
+    calls = (settings.num_warmup + settings.num_samples) // length
+    chunked = settings.thinning == 1 and length >= 2 and calls <= _MAX_CHUNKS
+    return length if chunked else settings.num_samples
+
+
+def _chunked_chain(settings: _RunSettings, init, draw, state, warm_up, axis):
+    """Warm-up (when ``warm_up``) and draws as repeated calls of ``draw`` on chunks of
+    :func:`_chunk_length` sweeps. Each call continues the previous state, so the draws equal
+    one ``MCMC.run``. Draws are joined on the host along ``axis``. Returns
+    ``(samples, extra, last_state)``."""
+    length = _chunk_length(settings)
+    chunk = settings._replace(num_samples=length)
+    if warm_up:
+        state = init(state)
+        if settings.num_warmup % length:
+            state = draw(settings._replace(num_samples=settings.num_warmup, thinning=1), state)[2]
+        else:
+            for _ in range(settings.num_warmup // length):
+                state = draw(chunk, state)[2]
+    parts = []
+    for _ in range(settings.num_samples // length):
+        samples, extra, state = draw(chunk, state)
+        parts.append((samples, extra))
+    joined = jax.tree.map(lambda *xs: np.concatenate([np.asarray(x) for x in xs], axis=axis), *parts)
+    return joined[0], joined[1], state
+
+
+def _sample_chains(settings: _RunSettings, num_chains, chain_method, key, data, states=None):
+    """All chains with NumPyro's per-chain keys; ``"sequential"`` runs the one compiled chain
+    once per key, so its draws equal ``MCMC(..., num_chains, chain_method="sequential")``.
+    ``"vectorized"`` chains are equally valid but draw other numbers: the sweep's ``rbg`` keys
+    (``_random.fast_key``) are not vmap-invariant. ``states``: per-chain states to continue
+    from (a list for ``"sequential"``, one stacked state for ``"vectorized"``) instead of a
+    warm-up. Returns ``(samples, extra, last)`` with a leading chain axis and the per-chain
+    last states (what ``states`` takes)."""
+    warm_up = states is None
+    if chain_method == "vectorized" and num_chains > 1:
+        keys = jax.random.split(key, num_chains)
+        samples, extra, last = _chunked_chain(
+            settings,
+            lambda ks: _init_chains_vectorized(settings, ks, data),
+            lambda st, s: _draw_chains_vectorized(st, s, data),
+            keys if warm_up else states,
+            warm_up,
+            axis=1,
+        )
+        return samples, extra, last, last
+    keys = [key] if num_chains == 1 else list(jax.random.split(key, num_chains))
+    starts = keys if warm_up else states
+    chains = [
+        _chunked_chain(
+            settings,
+            lambda k: _init_chain(settings, k, data),
+            lambda st, s: _draw_chain(st, s, data),
+            start,
+            warm_up,
+            axis=0,
+        )
+        for start in starts
+    ]
+    samples, extra = jax.tree.map(lambda *xs: np.stack(xs), *[c[:2] for c in chains])
+    lasts = [c[2] for c in chains]
+    last = lasts[0] if num_chains == 1 else jax.tree.map(lambda *xs: jnp.stack(xs), *lasts)
+    return samples, extra, last, lasts
+
+
+def run_m3lak(
+    Xs,
+    y,
+    config: M3LAKConfig,
+    *,
+    num_warmup,
+    num_samples,
+    num_chains=1,
+    chain_method="sequential",
+    random_state=0,
+    progress_bar=False,
+    thinning=1,
+    mesh=None,
+    shard_data=False,
+    on_dp_overflow="raise",
+    init_state=None,
+    seed=SEED_DEPRECATED,
+) -> M3LAKPosterior:
+    """Run the composite M3LAK kernel through :class:`numpyro.infer.MCMC`.
+
+    ``Xs``: list of float arrays (N, D_i), all-NaN rows = missing views; ``y``: ±1 labels.
+    Returns :class:`M3LAKPosterior` (samples grouped by chain). Without a progress bar and for
+    ``"sequential"``/``"vectorized"`` chains the compiled loop is cached across calls (a refit of
+    the same shapes and settings does not recompile); ``progress_bar=True`` and ``"parallel"``
+    use ``MCMC.run`` directly, which compiles on every call. ``"parallel"`` chains (``pmap``)
+    start from the same per-chain keys as ``"sequential"`` ones and equal them to rounding at
+    first; the two compiled programs round differently and the chains drift apart, so at
+    realistic lengths they are other draws of the same posterior. Raises
+    :class:`M3LAKNumericalError` (naming the block) if any block produced non-finite values and
+    :class:`DPCapacityError` if the DP needed more than ``config.dp_capacity`` components
+    (``on_dp_overflow="ignore"``: no error; the caller checks ``post.last_state.latent.dp.overflow``
+    and reports it, as ``M3LAKClassifier`` does with a ``SamplerWarning``).
+
+    Data-sharded sweep (``shard_data=True``: every device, an int: that many, or an explicit
+    ``mesh``): ``X``, ``H``, ``U``, ``λ`` and the masks are sharded along ``N`` over the mesh
+    (padded to a multiple of its size with masked-out rows) and XLA inserts the collectives for
+    the sums over samples; the draws equal the unsharded run up to floating-point rounding.
+    Needs ``chain_method`` ``"sequential"`` or ``"vectorized"`` (``"parallel"`` uses the devices
+    for chains). See ``bayesmv.distributed``.
+
+    ``init_state``: a previous run's ``chain_states``; every chain continues from where it
+    stopped, without warm-up (NumPyro's ``post_warmup_state``), and a run of ``num_samples`` then
+    one of ``num_samples2`` draws equals one run of ``num_samples + num_samples2``. Pass the
+    previous run's data, config, ``num_warmup``, ``num_chains`` and ``chain_method``; with its
+    ``num_samples`` too, the compiled sampling loop is reused.
+    """
+    seed = check_random_seed(random_state, seed, "run_m3lak")
+    if not isinstance(config, M3LAKConfig):
+        raise TypeError(f"config must be an M3LAKConfig; got {type(config).__name__}")
+    config.validate()
+    if on_dp_overflow not in ("raise", "ignore"):
+        raise ValueError(f"on_dp_overflow must be 'raise' or 'ignore', got {on_dp_overflow!r}")
+    if chain_method not in ("sequential", "vectorized", "parallel"):
+        raise ValueError(
+            f"chain_method must be 'sequential', 'vectorized' or 'parallel', got {chain_method!r}"
+        )
+    from ...distributed import check_partitionable_rng, resolve_mesh
+
+    mesh = resolve_mesh(mesh, shard_data)
+    if mesh is None:
+        data, n_valid = prepare_data(Xs, y), None
+    else:
+        if chain_method == "parallel":
+            raise ValueError(
+                "a data-sharded run (shard_data/mesh) uses the devices for the samples; use "
+                "chain_method='sequential' or 'vectorized', not 'parallel'"
+            )
+        check_partitionable_rng()
+        data, n_valid = shard_m3lak_data(_prepare_arrays(Xs, y), mesh)
+    settings = _RunSettings(config, mesh, n_valid, int(num_warmup), int(num_samples), int(thinning))
+    key = jax.random.PRNGKey(seed)
+    with single_threaded_blas():
+        if (
+            progress_bar or chain_method == "parallel"
+        ):  # NumPyro's own loop: progress bar, one chain per device
+            mcmc = _numpyro_mcmc(settings, int(num_chains), chain_method, progress_bar)
+            if init_state is not None:  # continue: NumPyro's post_warmup_state with its own keys
+                mcmc.post_warmup_state = init_state
+                key = init_state.rng_key
+            mcmc.run(key, data, extra_fields=EXTRA_FIELDS)
+            samples, extra, last = _collected(mcmc, group_by_chain=True)
+            chain_states = last
+        else:
+            samples, extra, last, chain_states = _sample_chains(
+                settings, int(num_chains), chain_method, key, data, init_state
+            )
+    flags = np.atleast_1d(np.asarray(last.nonfinite))
+    if np.any(flags != 0):
+        code = int(flags[flags != 0][0])
+        raise M3LAKNumericalError(
+            f"M3LAK sampler: the {BLOCK_NAMES[code]} update produced non-finite values "
+            "(check the data scaling and the hyper-parameters, e.g. C, eta, a_tau/b_tau)"
+        )
+    overflow = np.atleast_1d(np.asarray(last.latent.dp.overflow))
+    if np.any(overflow) and on_dp_overflow == "raise":
+        raise DPCapacityError(
+            f"DP sampler needed more than dp_capacity={config.dp_capacity} components; "
+            "increase M3LAKConfig.dp_capacity (or lower alpha)"
+        )
+    return M3LAKPosterior(dict(samples), dict(extra), last, chain_states)

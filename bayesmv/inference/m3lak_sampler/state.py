@@ -1,0 +1,143 @@
+"""The M3LAK sampler's data, its per-chain state and its result: the NamedTuples the sweep,
+the kernel and the driver pass around, the data preparation and its sharding."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from ..dp import DPState
+
+__all__ = [
+    "BLOCK_NAMES",
+    "DPCapacityError",
+    "M3LAKData",
+    "M3LAKLatent",
+    "M3LAKNumericalError",
+    "M3LAKPosterior",
+    "M3LAKState",
+    "prepare_data",
+    "shard_m3lak_data",
+]
+
+#: The sampler blocks by the code ``M3LAKState.nonfinite`` records.
+BLOCK_NAMES = {
+    1: "H (per-row HMC)",
+    2: "omega (HMC)",
+    3: "DP update",
+    4: "lambda",
+    5: "beta",
+    6: "U",
+    7: "[W V]",
+    8: "r",
+    9: "tau",
+    10: "v",
+    11: "(beta, omega) joint HMC",
+    12: "latent-axis scale and shear",
+}
+
+
+class M3LAKNumericalError(FloatingPointError):
+    """A sampler block produced a non-finite value."""
+
+
+class DPCapacityError(RuntimeError):
+    """The DP sampler needed more components than ``dp_capacity``."""
+
+
+class M3LAKData(NamedTuple):
+    Xs: tuple  # per view (N, D_i), missing rows zero-filled
+    obs: jnp.ndarray  # (N, V) bool
+    y: jnp.ndarray  # (N,) ±1 float
+
+
+class M3LAKLatent(NamedTuple):
+    H: jnp.ndarray
+    Us: tuple
+    Ws: tuple
+    Vs: tuple
+    tau: jnp.ndarray
+    r: jnp.ndarray
+    omega: jnp.ndarray
+    beta: jnp.ndarray
+    lam: jnp.ndarray
+    v: jnp.ndarray
+    dp: DPState
+
+
+class M3LAKState(NamedTuple):
+    i: jnp.ndarray
+    outputs: dict
+    latent: M3LAKLatent
+    da_H: tuple
+    da_omega: tuple
+    step_size_H: jnp.ndarray
+    step_size_omega: jnp.ndarray
+    accept_prob_H: jnp.ndarray
+    accept_prob_omega: jnp.ndarray
+    diverging: jnp.ndarray
+    nonfinite: jnp.ndarray  # int: 0 or the code of the first block that produced non-finite values
+    rng_key: jnp.ndarray
+
+
+class M3LAKPosterior(NamedTuple):
+    """Draws grouped by chain ``(chain, draw, ...)``, the per-draw sampler statistics, the last
+    :class:`M3LAKState` (leading chain axis when ``num_chains > 1``) and ``chain_states``, the
+    same states in the form :func:`run_m3lak`'s ``init_state`` takes to continue the chains."""
+
+    samples: dict
+    extra_stats: dict
+    last_state: M3LAKState
+    chain_states: object = None
+
+
+def prepare_data(Xs, y) -> M3LAKData:
+    """Float64 views with all-NaN rows = missing (zero-filled + mask), labels ±1."""
+    arrs, obs, y = _prepare_arrays(Xs, y)
+    return M3LAKData(tuple(jnp.asarray(X) for X in arrs), jnp.asarray(obs), jnp.asarray(y))
+
+
+def _prepare_arrays(Xs, y):
+    """:func:`prepare_data` on the host: ``(list of (N, D_i) arrays, (N, V) mask, (N,) y)``."""
+    if not isinstance(Xs, (list, tuple)) or len(Xs) == 0:
+        raise ValueError("Xs must be a non-empty list of (N, D_i) arrays")
+    arrs, masks = [], []
+    N = None
+    for i, X in enumerate(Xs):
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise ValueError(f"Xs[{i}] must be 2-D (N, D_i); got shape {X.shape}")
+        if N is None:
+            N = X.shape[0]
+        elif X.shape[0] != N:
+            raise ValueError(f"Xs[{i}] has {X.shape[0]} rows; Xs[0] has {N}")
+        nan = np.isnan(X)
+        missing = nan.all(axis=1)
+        if np.any(nan.any(axis=1) & ~missing):
+            raise ValueError(f"Xs[{i}] has partially-NaN rows; a missing view must be an all-NaN row")
+        if not np.all(np.isfinite(X[~missing])):
+            raise ValueError(f"Xs[{i}] contains inf")
+        arrs.append(np.where(missing[:, None], 0.0, X))
+        masks.append(~missing)
+    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    if y.shape[0] != N:
+        raise ValueError(f"y has {y.shape[0]} entries; Xs have {N} rows")
+    if not np.all(np.isin(y, (-1.0, 1.0))):
+        raise ValueError("y must contain only -1 and +1")
+    return arrs, np.stack(masks, 1), y
+
+
+def shard_m3lak_data(data_arrays, mesh) -> tuple:
+    """Place the per-sample arrays of :func:`_prepare_arrays` on ``mesh``, sharded along ``N``.
+
+    ``N`` is padded to a multiple of the mesh size with rows that carry no information: every
+    view missing (no ``x``/``u`` likelihood terms, so no contribution to ``[W V]``, ``τ``) and
+    ``y = 0``, which :func:`m3lak_sweep` masks out of ``β``, ``Ω``, the step-size statistics and
+    the initialisation. Returns ``(M3LAKData, N)``."""
+    from ...distributed import shard_rows
+
+    arrs, obs, y = data_arrays
+    Xs = tuple(shard_rows(X, mesh) for X in arrs)
+    return M3LAKData(Xs, shard_rows(obs, mesh, fill=False), shard_rows(y, mesh, fill=0.0)), len(y)

@@ -1,0 +1,443 @@
+"""One sweep of the M3LAK hybrid Gibbs/HMC sampler (paper Algorithm 1, DESIGN §5), its
+starting point and its stored outputs.
+
+One sweep (:func:`m3lak_sweep`, pure and jit-able) updates, in order:
+
+1. ``H`` — per-row HMC (rows are conditionally independent; one accept test per row; shared
+   mass matrix ``I + Σ_i τ_i W_iᵀW_i`` = the Gaussian part's precision; eq. 4),
+2. ``Ω`` — joint HMC (eq. 3) under the current DP component of each ω_j,
+3. DP assignments, sticks and components — only for ``spectral_prior="dp"``: collapsed
+   assignments with the NIW predictive (``config.dp_update="collapsed"``, Neal 2000) or the
+   paper's slice sampler (``"slice"``, eqs. 5–9),
+4. ``λ`` (eq. 2),
+5. ``β`` (eq. 1),
+6. ``U`` (eq. 10),
+7. ``[W_i V_i]`` jointly per view (DESIGN §5),
+8. ``r`` (eq. 13, corrected),
+9. ``τ`` (eq. 14),
+10. ``v`` (if ``v_prior``),
+11. with ``config.latent_axis_moves``: the scale and shear of the latent axes, ``(H, W_i, r_i,
+    Ω, DP components)`` moved together along maps under which the likelihood is invariant
+    (:mod:`~bayesmv.inference.latent_axes`).
+
+With ``config.precision_update="collapsed"`` blocks 6–9 become: U_i drawn from its conditional
+given V_i (eq. 10), then moved with V_i integrated out (elliptical slice), then r_i and τ_i
+with ``[W_i V_i]`` integrated out
+(:func:`~bayesmv.inference.conditionals.sample_precisions_collapsed`), then ``[W_i V_i]``.
+
+With ``config.augmented=True`` the ``H`` and ``Ω`` updates condition on ``λ`` (the paper). With
+``augmented=False`` they target the λ-marginal hinge ``exp(-2C max(0, ζ))`` instead; because
+``λ`` is redrawn from its exact conditional right after them and right before ``β``, this is a
+valid partially collapsed Gibbs sampler of the same posterior.
+
+With ``config.likelihood="logistic"`` (``P(y | f) = σ(y f)``, no ``λ``) blocks 2, 4 and 5 are
+replaced by one joint HMC move of ``(β, Ω)`` (:func:`joint_beta_omega_step`), in coordinates
+whitened by their prior, followed by the DP update; ``H`` targets the logistic likelihood.
+``config.fixed_blocks`` holds named blocks at their initial values (a diagnostic).
+
+Every block's output is checked: a non-finite value is not stored (the block keeps its old
+value) and the first offending block is recorded;
+:func:`~bayesmv.inference.m3lak_sampler.run.run_m3lak` raises
+:class:`~bayesmv.inference.m3lak_sampler.state.M3LAKNumericalError` naming it. A DP stick-table
+overflow raises :class:`~bayesmv.inference.m3lak_sampler.state.DPCapacityError`. All arithmetic
+is float64.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ...models.m3lak import M3LAKConfig, decision_values, feature_map, logistic_log_likelihood, noise_by_view
+from .. import _random
+from .. import conditionals as cond
+from ..dp import DPState, component_counts, dp_collapsed_update, dp_slice_update, sample_niw, stick_weights
+from ..hmc import joint_hmc_step, rowwise_hmc_step
+from ..latent_axes import AxisPrior, move_latent_axes
+from .state import M3LAKData, M3LAKLatent
+
+__all__ = [
+    "decision_values",
+    "initial_latent",
+    "joint_beta_omega_step",
+    "m3lak_sweep",
+    "sweep_outputs",
+]
+
+
+def _niw_prior(config: M3LAKConfig, dtype=jnp.float64):
+    m = config.n_latent
+    mu0 = jnp.full((m,), config.niw_mu0, dtype)
+    psi0 = config.niw_psi0 * jnp.eye(m, dtype=dtype)
+    return mu0, config.niw_kappa0, config.nu0, psi0
+
+
+def _axis_prior(config: M3LAKConfig, dtype=jnp.float64) -> AxisPrior:
+    if config.spectral_prior == "gaussian":
+        return AxisPrior(config.a_r, config.b_r, "gaussian", sigma=config.omega_scale)
+    mu0, kappa0, nu0, _ = _niw_prior(config, dtype)
+    return AxisPrior(config.a_r, config.b_r, "dp", kappa0, nu0, config.niw_psi0, mu0)
+
+
+def _dp_update(config: M3LAKConfig):
+    if config.dp_update == "slice":
+        return dp_slice_update
+    return partial(dp_collapsed_update, n_split_merge=config.dp_split_merge)
+
+
+def _gaussian_dp_state(config: M3LAKConfig, dtype=jnp.float64):
+    """The fixed ``"gaussian"`` spectrum as a one-component table (never updated)."""
+    m, M = config.n_latent, config.n_frequencies
+    s = config.omega_scale
+    return DPState(
+        nu=jnp.ones((1,), dtype),
+        mu=jnp.zeros((1, m), dtype),
+        prec_sqrt=(jnp.eye(m, dtype=dtype) / s)[None],
+        logdet_prec=jnp.full((1,), -2.0 * m * np.log(s), dtype),
+        z=jnp.zeros((M,), jnp.int32),
+        overflow=jnp.zeros((), bool),
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# potentials of the HMC blocks
+# ----------------------------------------------------------------------------------------------
+def _label_energy(decision, y, lam, config: M3LAKConfig):
+    """-log of the label factor per sample, up to terms free of the decision value: the hinge
+    (given λ when ``config.augmented``, else λ-marginal) or the logistic likelihood."""
+    if config.likelihood == "logistic":
+        return -logistic_log_likelihood(decision, y)
+    C, augmented = config.C, config.augmented
+    zeta = 1.0 - y * decision
+    if augmented:
+        return C * zeta + (C * zeta) ** 2 / (2.0 * lam)
+    return 2.0 * C * jnp.maximum(0.0, zeta)
+
+
+def _omega_prior_energy(omega, dp: DPState):
+    diff = omega - dp.mu[dp.z]
+    q = jnp.einsum("ji,jil->jl", diff, dp.prec_sqrt[dp.z])
+    return 0.5 * jnp.sum(q**2)
+
+
+def joint_beta_omega_step(key, H, omega, beta, v, dp: DPState, y, valid, step_size, n_steps):
+    """One HMC transition of ``(β, Ω)`` given everything else, under the logistic likelihood.
+
+    Coordinates whitened by the prior: ``b = √v β`` and ``e_j = G_jᵀ(ω_j - μ_{z_j})`` with
+    ``Σ_{z_j}^{-1} = G_j G_jᵀ`` (the current DP component of ``ω_j``), so the prior part of the
+    potential is ``½(‖b‖² + ‖e‖²)``; the map is linear with a constant Jacobian, so identity-mass
+    HMC in ``(b, e)`` leaves ``p(β, Ω | H, v, DP, y)`` invariant. Returns ``(β, Ω, accept
+    probability, diverging)``."""
+    M, m = omega.shape
+    P = beta.shape[0]
+    mu = dp.mu[dp.z]
+    G = dp.prec_sqrt[dp.z]
+    eye = jnp.broadcast_to(jnp.eye(m, dtype=omega.dtype), dp.prec_sqrt.shape)
+    to_omega = jnp.linalg.solve(jnp.swapaxes(dp.prec_sqrt, -1, -2), eye)[dp.z]  # G^{-T}, per component
+    sqrt_v = jnp.sqrt(v)
+
+    def unpack(x):
+        return x[:P] / sqrt_v, mu + jnp.einsum("jik,jk->ji", to_omega, x[P:].reshape(M, m))
+
+    def potential(x):
+        b, om = unpack(x)
+        f = decision_values(H, om, b)
+        return 0.5 * jnp.sum(x**2) - jnp.sum(jnp.where(valid, logistic_log_likelihood(f, y), 0.0))
+
+    x0 = jnp.concatenate([sqrt_v * beta, jnp.einsum("jki,jk->ji", G, omega - mu).ravel()])
+    x, accept_prob, diverging = joint_hmc_step(key, x0, potential, step_size, n_steps)
+    moved = jnp.any(x != x0)  # a rejection keeps the old values exactly (no round trip)
+    beta_new, omega_new = unpack(x)
+    return jnp.where(moved, beta_new, beta), jnp.where(moved, omega_new, omega), accept_prob, diverging
+
+
+def _view_noise(latent: M3LAKLatent, data: M3LAKData):
+    """Each view's noise precision: a scalar (``noise="view"``) or ``(D_i,)`` (``"feature"``)."""
+    return noise_by_view(latent.tau, [X.shape[1] for X in data.Xs])
+
+
+def _gaussian_parts(latent: M3LAKLatent, data: M3LAKData):
+    """``Q_i = W_iᵀT_iW_i`` (V, m, m) and ``b_n = Σ_i obs W_iᵀT_i(x_n - V_i u_n)`` (N, m), ``T_i`` the
+    view's noise precision (``τ_i I`` or ``diag(τ_i)``)."""
+    TWs = [cond.noise_weighted(t, W) for t, W in zip(_view_noise(latent, data), latent.Ws)]
+    Q = jnp.stack([W.T @ TW for W, TW in zip(latent.Ws, TWs)])
+    b = 0.0
+    for i, (X, U, TW, Vv) in enumerate(zip(data.Xs, latent.Us, TWs, latent.Vs)):
+        b = b + data.obs[:, i : i + 1] * (X @ TW - U @ (Vv.T @ TW))
+    return Q, b
+
+
+def _join_noise(taus):
+    """Inverse of :func:`~bayesmv.models.m3lak.noise_by_view`: ``(V,)`` or ``(Σ_i D_i,)``."""
+    return jnp.concatenate([jnp.atleast_1d(t) for t in taus])
+
+
+# ----------------------------------------------------------------------------------------------
+# the sweep
+# ----------------------------------------------------------------------------------------------
+def _guard(new, old, code, flag):
+    ok = jnp.all(
+        jnp.array(
+            [
+                jnp.all(jnp.isfinite(leaf))
+                for leaf in jax.tree.leaves(new)
+                if jnp.issubdtype(leaf.dtype, jnp.floating)
+            ]
+        )
+    )
+    value = jax.tree.map(lambda a, b: jnp.where(ok, a, b), new, old)
+    return value, jnp.where((flag == 0) & ~ok, code, flag)
+
+
+def m3lak_sweep(
+    key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, step_size_H, step_size_omega, flag=0
+):
+    """One full sweep (module docstring order). Returns ``(latent, info)`` with
+    ``info = (accept_prob_H (mean over rows), accept_prob_omega, diverging, nonfinite_flag)``."""
+    C = config.C
+    keys = jax.random.split(_random.fast_key(key), 10)
+    N, m = latent.H.shape
+    nV = len(data.Xs)
+    flag = jnp.asarray(flag, jnp.int32)
+    valid = data.y != 0  # False only on the padding rows of a sharded run (see shard_m3lak_data)
+
+    fixed = config.fixed_blocks
+    logistic = config.likelihood == "logistic"
+    acc_H = acc_O = jnp.ones((), latent.H.dtype)
+    div_H = div_O = jnp.zeros((), bool)
+
+    # 1. H: per-row HMC, mass matrix = the full-data Gaussian precision
+    if "H" not in fixed:
+        Q, b = _gaussian_parts(latent, data)
+        obsf = data.obs.astype(latent.H.dtype)
+        mass = jnp.eye(m, dtype=latent.H.dtype) + jnp.sum(Q, 0)
+        mass_chol = jnp.linalg.cholesky(mass)
+
+        def pot_H(Hc):
+            quad = jnp.einsum("nv,nvk,nk->n", obsf, jnp.einsum("nl,vlk->nvk", Hc, Q), Hc)  # Σ_i o_ni hᵀQ_i h
+            gauss = 0.5 * jnp.sum(Hc**2, -1) + 0.5 * quad - jnp.sum(Hc * b, -1)
+            f = decision_values(Hc, latent.omega, latent.beta)
+            return gauss + jnp.where(valid, _label_energy(f, data.y, latent.lam, config), 0.0)
+
+        H, acc_H, div_H = rowwise_hmc_step(
+            keys[0], latent.H, pot_H, step_size_H, config.hmc_steps_h, mass_chol=mass_chol
+        )
+        H, flag = _guard(H, latent.H, 1, flag)
+        latent = latent._replace(H=H)
+
+    # 2. Ω: joint HMC (hinge), or (β, Ω) jointly (logistic)
+    if "omega" not in fixed and logistic:
+        beta, omega, acc_O, div_O = joint_beta_omega_step(
+            keys[1],
+            latent.H,
+            latent.omega,
+            latent.beta,
+            latent.v,
+            latent.dp,
+            data.y,
+            valid,
+            step_size_omega,
+            config.hmc_steps_joint,
+        )
+        (beta, omega), flag = _guard((beta, omega), (latent.beta, latent.omega), 11, flag)
+        latent = latent._replace(beta=beta, omega=omega)
+    elif "omega" not in fixed:
+
+        def pot_omega(om):
+            f = decision_values(latent.H, om, latent.beta)
+            label = jnp.where(valid, _label_energy(f, data.y, latent.lam, config), 0.0)
+            return _omega_prior_energy(om, latent.dp) + jnp.sum(label)
+
+        omega, acc_O, div_O = joint_hmc_step(
+            keys[1], latent.omega, pot_omega, step_size_omega, config.hmc_steps_omega
+        )
+        omega, flag = _guard(omega, latent.omega, 2, flag)
+        latent = latent._replace(omega=omega)
+
+    # 3. DP assignments, sticks and components
+    if config.spectral_prior == "dp" and "dp" not in fixed:
+        mu0, kappa0, nu0, psi0 = _niw_prior(config, latent.omega.dtype)
+        dp = _dp_update(config)(keys[2], latent.dp, latent.omega, config.alpha, mu0, kappa0, nu0, psi0)
+        dp, flag = _guard(dp, latent.dp, 3, flag)
+        latent = latent._replace(dp=dp)
+
+    # 4–5. λ then β (hinge only)
+    if not logistic and "lambda_beta" not in fixed:
+        feats = feature_map(latent.H, latent.omega)
+        lam = cond.sample_lambda_conditional(keys[3], feats @ latent.beta, data.y, C)
+        lam, flag = _guard(lam, latent.lam, 4, flag)
+        beta = cond.sample_beta_conditional(keys[4], feats * valid[:, None], data.y, lam, C, latent.v)
+        beta, flag = _guard(beta, latent.beta, 5, flag)
+        latent = latent._replace(lam=lam, beta=beta)
+
+    # 6–9. latent variable model, view by view (V is small and static)
+    if "lvm" not in fixed:
+        kU, kWV, kr, kt = (jax.random.split(k, nV) for k in keys[5:9])
+        kUV = jax.random.split(jax.random.fold_in(keys[5], 1), nV)
+        Us, Ws, Vs, rs, taus = [], [], [], [], []
+        collapsed = config.precision_update == "collapsed"
+        view_tau = _view_noise(latent, data)
+        for i in range(nV):
+            X, o = data.Xs[i], data.obs[:, i]
+            W, Vv, tau_i = latent.Ws[i], latent.Vs[i], view_tau[i]
+            if collapsed:
+                # U | V (exact, row by row) aligns U with the residual the current V explains; then
+                # an elliptical slice step with V integrated out moves U with V; [W V] below draws V
+                # anew (a partially collapsed Gibbs order: every marginalised block is redrawn
+                # before it is conditioned on).
+                U = cond.sample_u_conditional(kUV[i], X, latent.H, W, Vv, tau_i, o)
+                U = cond.sample_u_collapsed(kU[i], X, latent.H, W, U, tau_i, config.eta, o)
+            else:
+                U = cond.sample_u_conditional(kU[i], X, latent.H, W, Vv, tau_i, o)
+            U, flag = _guard(U, latent.Us[i], 6, flag)
+            r_i = latent.r[i]
+            if collapsed:  # (r, τ, [W V]) jointly: r and τ with [W V] integrated out
+                new = cond.sample_precisions_collapsed(
+                    kt[i], X, latent.H, U, r_i, tau_i, config.eta, o, *config.precision_priors
+                )
+                (r_i, tau_i), flag = _guard(new, (r_i, tau_i), 9, flag)
+            W_new, V_new = cond.sample_wv_conditional(kWV[i], X, latent.H, U, r_i, config.eta, tau_i, o)
+            (W, Vv), flag = _guard((W_new, V_new), (W, Vv), 7, flag)
+            if not collapsed:
+                new = cond.sample_r_conditional(kr[i], W, config.a_r, config.b_r)
+                r_i, flag = _guard(new, r_i, 8, flag)
+                new = cond.sample_tau_conditional(
+                    kt[i], X, latent.H, U, W, Vv, o, config.a_tau, config.b_tau, config.noise == "feature"
+                )
+                tau_i, flag = _guard(new, tau_i, 9, flag)
+            Us.append(U), Ws.append(W), Vs.append(Vv), rs.append(r_i), taus.append(tau_i)
+        latent = latent._replace(
+            Us=tuple(Us), Ws=tuple(Ws), Vs=tuple(Vs), r=jnp.stack(rs), tau=_join_noise(taus)
+        )
+
+    # 10. v
+    if config.v_prior is not None:
+        v = cond.sample_v_conditional(keys[9], latent.beta, *config.v_prior)
+        v, flag = _guard(v, latent.v, 10, flag)
+        latent = latent._replace(v=v)
+
+    # 11. latent-axis scale and shear (they move H, Ω, the DP components and the LVM: none may be fixed)
+    if config.latent_axis_moves and not {"H", "omega", "dp", "lvm"} & set(fixed):
+        new = move_latent_axes(
+            jax.random.fold_in(keys[9], 1),
+            latent.H,
+            latent.Ws,
+            latent.r,
+            latent.omega,
+            latent.dp,
+            _axis_prior(config, latent.H.dtype),
+            valid,
+        )
+        old = (latent.H, latent.Ws, latent.r, latent.omega, latent.dp)
+        (H, Ws, r, omega, dp), flag = _guard(new, old, 12, flag)
+        latent = latent._replace(H=H, Ws=Ws, r=r, omega=omega, dp=dp)
+
+    acc_H = jnp.sum(jnp.where(valid, acc_H, 0.0)) / jnp.sum(valid)
+    info = (acc_H, acc_O, jnp.any(div_H & valid) | div_O, flag)
+    return latent, info
+
+
+def sweep_outputs(latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig):
+    """The stored quantities of one draw (the ``run_m3lak`` contract)."""
+    out = {
+        "beta": latent.beta,
+        "omega": latent.omega,
+        "tau": latent.tau,
+        "r": latent.r,
+        "decision": decision_values(latent.H, latent.omega, latent.beta),
+    }
+    for i, (W, Vv) in enumerate(zip(latent.Ws, latent.Vs)):
+        out[f"W_{i}"] = W
+        out[f"V_{i}"] = Vv
+    if config.spectral_prior == "dp":
+        weights, _ = stick_weights(latent.dp.nu)
+        out["dp_weights"] = weights
+        out["dp_assignments"] = latent.dp.z
+        out["dp_n_active"] = jnp.sum(component_counts(latent.dp) > 0)
+    if config.v_prior is not None:
+        out["v"] = latent.v
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# initialisation
+# ----------------------------------------------------------------------------------------------
+def initial_latent(key, data: M3LAKData, config: M3LAKConfig) -> M3LAKLatent:
+    """PCA start for ``H`` (plus noise, so chains differ), conjugate updates of ``[W V]``, ``τ``,
+    ``r`` from it, ``ω ~ N(0, I/m)``-type start, the DP table from one slice update, and ``β``
+    from its conditional with ``λ = 1``."""
+    m, K, M = config.n_latent, config.n_view_latent, config.n_frequencies
+    dtype = jnp.float64
+    N = data.y.shape[0]
+    nV = len(data.Xs)
+    keys = jax.random.split(_random.fast_key(key), 8)
+    Xcat = jnp.concatenate(data.Xs, axis=1)
+    Dtot = Xcat.shape[1]
+    k = min(m, Dtot)
+    valid = data.y != 0
+    evals, evecs = jnp.linalg.eigh(Xcat.T @ Xcat / jnp.sum(valid))
+    top = evecs[:, ::-1][:, :k]
+    scale = jnp.sqrt(jnp.maximum(evals[::-1][:k], 1e-12))
+    H = Xcat @ top / scale
+    if k < m:
+        H = jnp.concatenate([H, jax.random.normal(keys[0], (N, m - k), dtype)], axis=1)
+    H = H + 0.3 * jax.random.normal(keys[1], H.shape, dtype)
+    Us = tuple(jnp.zeros((N, K), dtype) for _ in range(nV))
+    r = jnp.ones((nV, m), dtype)
+    Ws, Vs, taus, rs = [], [], [], []
+    kk = jax.random.split(keys[2], 3 * nV)
+    for i in range(nV):
+        W, Vv = cond.sample_wv_conditional(
+            kk[3 * i], data.Xs[i], H, Us[i], r[i], config.eta, 1.0, data.obs[:, i]
+        )
+        t = cond.sample_tau_conditional(
+            kk[3 * i + 1],
+            data.Xs[i],
+            H,
+            Us[i],
+            W,
+            Vv,
+            data.obs[:, i],
+            config.a_tau,
+            config.b_tau,
+            config.noise == "feature",
+        )
+        Ws.append(W), Vs.append(Vv), taus.append(t)
+        rs.append(cond.sample_r_conditional(kk[3 * i + 2], W, config.a_r, config.b_r))
+    if config.spectral_prior == "dp":
+        omega = jax.random.normal(keys[3], (M, m), dtype) / np.sqrt(m)
+        Kc = config.dp_capacity
+        mu0, kappa0, nu0, psi0 = _niw_prior(config, dtype)
+        ones = jnp.ones(Kc, dtype)
+        mu, G, logdet = sample_niw(
+            keys[4],
+            jnp.broadcast_to(mu0, (Kc, m)),
+            kappa0 * ones,
+            nu0 * ones,
+            jnp.broadcast_to(psi0, (Kc, m, m)),
+        )
+        dp = DPState(
+            _random.beta(keys[5], 1.0, config.alpha, (Kc,), dtype),
+            mu,
+            G,
+            logdet,
+            jnp.zeros((M,), jnp.int32),
+            jnp.zeros((), bool),
+        )
+        dp = _dp_update(config)(keys[6], dp, omega, config.alpha, mu0, kappa0, nu0, psi0)
+    else:
+        omega = jax.random.normal(keys[3], (M, m), dtype) * config.omega_scale
+        dp = _gaussian_dp_state(config, dtype)
+    v = jnp.asarray(config.v if config.v_prior is None else config.v_prior[0] / config.v_prior[1], dtype)
+    lam = jnp.ones((N,), dtype)
+    feats = feature_map(H, omega) * valid[:, None]
+    beta = cond.sample_beta_conditional(keys[7], feats, data.y, lam, config.C, v)
+    return M3LAKLatent(H, Us, tuple(Ws), tuple(Vs), _join_noise(taus), jnp.stack(rs), omega, beta, lam, v, dp)
+
+
+# Eager execution of initial_latent costs ~3x more CPU than compiling it, and the jitted
+# version is cached across fits with the same shapes and config.
+_initial_latent_jit = jax.jit(initial_latent, static_argnums=2)
