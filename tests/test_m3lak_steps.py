@@ -47,6 +47,19 @@ def test_check_settings_and_model_config():
     assert sharding_kwargs(None, 2) == {"mesh": None, "shard_data": 2}
 
 
+def test_config_and_estimator_check_the_same_positive_fields():
+    from bayesmv.models.m3lak import POSITIVE_INTEGER_FIELDS, POSITIVE_REAL_FIELDS, M3LAKConfig
+
+    params = M3LAKClassifier().get_params()
+    for name in POSITIVE_INTEGER_FIELDS + POSITIVE_REAL_FIELDS:
+        assert name in params and hasattr(M3LAKConfig(), name), name
+        bad = 0 if name in POSITIVE_INTEGER_FIELDS else -1.0
+        with pytest.raises(ValueError, match=f"M3LAKConfig.{name} must be"):
+            M3LAKConfig(**{name: bad}).validate()
+        with pytest.raises(ValueError, match=name):
+            check_settings({**params, name: bad})
+
+
 def test_predictive_log_odds_and_probabilities():
     f = np.array([[[-2.0, 30.0], [1.0, 40.0], [0.5, 800.0]]])  # (problems, draws, points)
     p = predictive_probabilities(f, "logistic")

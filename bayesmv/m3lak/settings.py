@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..datasets import MultiViewStandardScaler, check_positive
-from ..models.m3lak import M3LAKConfig
+from ..models.m3lak import POSITIVE_INTEGER_FIELDS, POSITIVE_REAL_FIELDS, M3LAKConfig
 
 __all__ = [
     "CHAIN_METHODS",
@@ -38,32 +38,10 @@ def check_settings(params):
     the NIW and ``v`` priors, the choices, the mesh and sharding. Raises ``ValueError`` naming
     the first bad parameter."""
     p = SimpleNamespace(**params)
-    for name in (
-        "n_latent",
-        "n_frequencies",
-        "n_view_latent",
-        "num_samples",
-        "num_chains",
-        "dp_capacity",
-        "hmc_steps_h",
-        "hmc_steps_omega",
-        "hmc_steps_joint",
-    ):
+    for name in ("num_samples", "num_chains", *POSITIVE_INTEGER_FIELDS):
         check_positive(name, getattr(p, name), integer=True)
     check_positive("num_warmup", p.num_warmup, allow_zero=True, integer=True)
-    for name in (
-        "C",
-        "eta",
-        "alpha",
-        "a_r",
-        "b_r",
-        "a_tau",
-        "b_tau",
-        "v",
-        "niw_kappa0",
-        "niw_psi0",
-        "init_step_size",
-    ):
+    for name in POSITIVE_REAL_FIELDS:
         check_positive(name, getattr(p, name))
     if p.lengthscale is not None:
         check_positive("lengthscale", p.lengthscale)

@@ -56,6 +56,30 @@ DP_UPDATES = ("collapsed", "slice")
 # Sampler blocks that M3LAKConfig.fixed_blocks can hold fixed: H; Ω (hinge) or the joint (β, Ω)
 # move (logistic); the DP table; λ and β (hinge); the latent variable model U, [W V], r, τ.
 FIXABLE_BLOCKS = ("H", "omega", "dp", "lambda_beta", "lvm")
+# M3LAKConfig's fields that must be positive integers, and those that must be positive reals
+# (the estimator's parameters of the same names are checked against the same lists).
+POSITIVE_INTEGER_FIELDS = (
+    "n_latent",
+    "n_frequencies",
+    "n_view_latent",
+    "dp_capacity",
+    "hmc_steps_h",
+    "hmc_steps_omega",
+    "hmc_steps_joint",
+)
+POSITIVE_REAL_FIELDS = (
+    "C",
+    "eta",
+    "alpha",
+    "a_r",
+    "b_r",
+    "a_tau",
+    "b_tau",
+    "v",
+    "niw_kappa0",
+    "niw_psi0",
+    "init_step_size",
+)
 
 
 @dataclass(frozen=True)
@@ -140,37 +164,15 @@ class M3LAKConfig:
 
     def validate(self):
         """Raise ``ValueError`` naming the offending hyper-parameter."""
-        ints = (
-            "n_latent",
-            "n_frequencies",
-            "n_view_latent",
-            "dp_capacity",
-            "hmc_steps_h",
-            "hmc_steps_omega",
-            "hmc_steps_joint",
-        )
-        for name in ints:
+        for name in POSITIVE_INTEGER_FIELDS:
             val = getattr(self, name)
             if not isinstance(val, (int, np.integer)) or isinstance(val, bool) or val < 1:
                 raise ValueError(f"M3LAKConfig.{name} must be a positive integer; got {val!r}")
-        pos = (
-            "C",
-            "eta",
-            "alpha",
-            "a_r",
-            "b_r",
-            "a_tau",
-            "b_tau",
-            "v",
-            "niw_kappa0",
-            "niw_psi0",
-            "init_step_size",
-        )
         if not isinstance(self.dp_split_merge, (int, np.integer)) or self.dp_split_merge < 0:
             raise ValueError(
                 f"M3LAKConfig.dp_split_merge must be a non-negative integer; got {self.dp_split_merge!r}"
             )
-        for name in pos:
+        for name in POSITIVE_REAL_FIELDS:
             val = getattr(self, name)
             if not np.isfinite(val) or val <= 0:
                 raise ValueError(f"M3LAKConfig.{name} must be a finite positive number; got {val!r}")
