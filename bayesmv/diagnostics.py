@@ -227,6 +227,8 @@ def _trace_report(trace: FitTrace, rhat_max, ess_min) -> ConvergenceReport:
 
 def check_convergence(data, rhat_max=1.01, ess_min=400, var_names=None) -> ConvergenceReport:
     """r̂, bulk and tail ESS (worst element of each variable) and divergences, against thresholds.
+    Divergences are also counted per block when ``sample_stats`` holds ``diverging_<block>``
+    flags (M3LAK: ``diverging_H``, ``diverging_omega``), in ``info``.
 
     Accepts ``arviz.InferenceData`` (MCMC) or a ``FitTrace`` (deterministic fits: finite traces
     and the optimiser's own convergence flag are checked; r̂/ESS do not apply and show as NaN).
@@ -257,8 +259,16 @@ def check_convergence(data, rhat_max=1.01, ess_min=400, var_names=None) -> Conve
         et = _worst(ess_tail, name, np.min)
         ok = np.isfinite(r) and r <= rhat_max and eb >= ess_min and et >= ess_min
         variables.append(VariableDiagnostics(name, r, eb, et, bool(ok)))
-    divergences = 0
+    divergences, by_block = 0, {}
     if "sample_stats" in data.groups() and "diverging" in data.sample_stats:
-        divergences = int(np.asarray(data.sample_stats["diverging"].values).sum())
+        stats = data.sample_stats
+        divergences = int(np.asarray(stats["diverging"].values).sum())
+        by_block = {
+            name.removeprefix("diverging_"): int(np.asarray(stats[name].values).sum())
+            for name in stats.data_vars
+            if name.startswith("diverging_")
+        }
     info = ["single chain: r_hat is the split-chain r_hat only; run >= 2 chains"] if n_chains < 2 else []
+    if divergences and by_block:
+        info.append("divergent transitions by block: " + ", ".join(f"{k} {v}" for k, v in by_block.items()))
     return ConvergenceReport(variables, rhat_max, ess_min, divergences, n_chains, n_draws, notes, info)

@@ -68,6 +68,16 @@ def test_check_convergence_passes_for_good_chains_and_fails_for_stuck_ones(nuts_
     div = stuck.copy()
     div.sample_stats["diverging"][0, :3] = True
     assert check_convergence(div, var_names=["b"]).divergences == 3
+    assert not any("by block" in line for line in check_convergence(div, var_names=["b"]).info)
+    by_block = az.from_dict(
+        posterior={"b": rng.normal(size=(4, 500))},
+        sample_stats={
+            "diverging": np.eye(4, 500, dtype=bool) | np.eye(4, 500, k=1, dtype=bool),
+            "diverging_H": np.eye(4, 500, dtype=bool),
+            "diverging_omega": np.eye(4, 500, k=1, dtype=bool),
+        },
+    )
+    assert "divergent transitions by block: H 4, omega 4" in check_convergence(by_block).info
     assert not check_convergence(div, var_names=["b"]).passed
     nan = az.from_dict(posterior={"a": np.where(np.eye(4, 500) > 0, np.nan, rng.normal(size=(4, 500)))})
     assert any("non-finite" in n for n in check_convergence(nan).notes)

@@ -379,13 +379,33 @@ def test_run_m3lak_contract(small_run):
     assert s["dp_weights"].shape == (C_, S_, 20) and s["dp_assignments"].shape == (C_, S_, 4)
     assert s["dp_n_active"].shape == (C_, S_) and s["v"].shape == (C_, S_)
     assert np.all(s["dp_n_active"] >= 1)
-    for k in ("accept_prob_H", "accept_prob_omega", "diverging"):
+    for k in ("accept_prob_H", "accept_prob_omega", "diverging", "diverging_H", "diverging_omega"):
         assert post.extra_stats[k].shape == (C_, S_)
     assert all(np.all(np.isfinite(np.asarray(v))) for v in s.values())
     # decision is βᵀφ̃ consistent with the stored β (last entry = bias)
     assert np.mean(np.sign(np.asarray(s["decision"]).mean((0, 1))) == y) > 0.8
     # the two chains differ
     assert not np.allclose(s["beta"][0], s["beta"][1])
+
+
+def test_divergences_are_flagged_per_block(small_run):
+    """A step size of 5 for the Ω block (no warm-up to adapt it) makes its trajectories
+    diverge; the H block keeps its own step size. ``diverging`` is the union of the per-block
+    flags, and the convergence report counts them by block."""
+    import dataclasses
+
+    from bayesmv.diagnostics import check_convergence, to_inference_data
+
+    Xs, y, cfg, _ = small_run
+    cfg = dataclasses.replace(cfg, init_step_size=5.0)
+    post = run_m3lak(Xs, y, cfg, num_warmup=0, num_samples=10, random_state=0)
+    stats = {k: np.asarray(v) for k, v in post.extra_stats.items()}
+    assert stats["diverging_omega"].sum() >= 5
+    np.testing.assert_array_equal(stats["diverging"], stats["diverging_H"] | stats["diverging_omega"])
+    idata = to_inference_data(post.samples, extra_sample_stats=post.extra_stats)
+    report = check_convergence(idata, var_names=["tau"])
+    n_H, n_omega = int(stats["diverging_H"].sum()), int(stats["diverging_omega"].sum())
+    assert f"divergent transitions by block: H {n_H}, omega {n_omega}" in report.info
 
 
 def test_run_m3lak_equals_numpyro_mcmc_and_refits_without_recompiling(small_run):

@@ -20,6 +20,7 @@ from .state import (
     M3LAKNumericalError,
     M3LAKPosterior,
     M3LAKState,
+    SweepInfo,
     prepare_data,
     shard_m3lak_data,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "M3LAKNumericalError",
     "M3LAKPosterior",
     "M3LAKState",
+    "SweepInfo",
     "decision_values",
     "initial_latent",
     "joint_beta_omega_step",

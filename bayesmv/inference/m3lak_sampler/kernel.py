@@ -86,6 +86,8 @@ class M3LAKKernel(MCMCKernel):
             diverging=jnp.zeros((), bool),
             nonfinite=jnp.zeros((), jnp.int32),
             rng_key=key_state,
+            diverging_H=jnp.zeros((), bool),
+            diverging_omega=jnp.zeros((), bool),
         )
 
     def init(self, rng_key, num_warmup, init_params, model_args, model_kwargs):
@@ -108,7 +110,7 @@ class M3LAKKernel(MCMCKernel):
         data = model_args[0]
         cfg = self.config
         key, key_sweep = jax.random.split(state.rng_key)
-        latent, (acc_H, acc_O, div, flag) = m3lak_sweep(
+        latent, info = m3lak_sweep(
             key_sweep, state.latent, data, cfg, state.step_size_H, state.step_size_omega, state.nonfinite
         )
         latent = self._constrain(latent)
@@ -121,8 +123,8 @@ class M3LAKKernel(MCMCKernel):
             da = jax.tree.map(lambda a, b: jnp.where(warm, a, b), new_da, da)
             return da, jnp.where(warm, new_eps, eps)
 
-        da_H, eps_H = adapt(state.da_H, jnp.nan_to_num(acc_H), state.step_size_H)
-        da_O, eps_O = adapt(state.da_omega, jnp.nan_to_num(acc_O), state.step_size_omega)
+        da_H, eps_H = adapt(state.da_H, jnp.nan_to_num(info.accept_prob_H), state.step_size_H)
+        da_O, eps_O = adapt(state.da_omega, jnp.nan_to_num(info.accept_prob_omega), state.step_size_omega)
         return M3LAKState(
             i=state.i + 1,
             outputs=sweep_outputs(latent, data, cfg),
@@ -131,11 +133,13 @@ class M3LAKKernel(MCMCKernel):
             da_omega=da_O,
             step_size_H=eps_H,
             step_size_omega=eps_O,
-            accept_prob_H=acc_H,
-            accept_prob_omega=acc_O,
-            diverging=div,
-            nonfinite=flag,
+            accept_prob_H=info.accept_prob_H,
+            accept_prob_omega=info.accept_prob_omega,
+            diverging=info.diverging,
+            nonfinite=info.nonfinite,
             rng_key=key,
+            diverging_H=info.diverging_H,
+            diverging_omega=info.diverging_omega,
         )
 
     def get_diagnostics_str(self, state):

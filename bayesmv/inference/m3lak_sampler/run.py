@@ -45,7 +45,15 @@ class _RunSettings(NamedTuple):  # the static part of one run (hashable: a jit c
 # At most this many calls of the draw program per chain and run (each call costs a dispatch).
 _MAX_CHUNKS = 64
 #: The per-draw sampler statistics every run collects (``M3LAKPosterior.extra_stats``).
-EXTRA_FIELDS = ("accept_prob_H", "accept_prob_omega", "diverging", "step_size_H", "step_size_omega")
+EXTRA_FIELDS = (
+    "accept_prob_H",
+    "accept_prob_omega",
+    "diverging",
+    "diverging_H",
+    "diverging_omega",
+    "step_size_H",
+    "step_size_omega",
+)
 
 
 def _numpyro_mcmc(

@@ -18,6 +18,7 @@ __all__ = [
     "M3LAKNumericalError",
     "M3LAKPosterior",
     "M3LAKState",
+    "SweepInfo",
     "prepare_data",
     "shard_m3lak_data",
 ]
@@ -80,6 +81,24 @@ class M3LAKState(NamedTuple):
     diverging: jnp.ndarray
     nonfinite: jnp.ndarray  # int: 0 or the code of the first block that produced non-finite values
     rng_key: jnp.ndarray
+    diverging_H: jnp.ndarray
+    diverging_omega: jnp.ndarray
+
+
+class SweepInfo(NamedTuple):
+    """What one sweep reports besides the new latents: the mean acceptance probability of the
+    ``H`` rows and that of the ``Ω`` (or joint ``(β, Ω)``) move; ``diverging``, whether either
+    HMC block diverged (energy error above
+    :data:`~bayesmv.inference.hmc.DIVERGENCE_THRESHOLD`), and the same per block:
+    ``diverging_H`` (any row of ``H``) and ``diverging_omega``; ``nonfinite``, 0 or the code of
+    the first block that produced non-finite values (:data:`BLOCK_NAMES`)."""
+
+    accept_prob_H: jnp.ndarray
+    accept_prob_omega: jnp.ndarray
+    diverging: jnp.ndarray
+    nonfinite: jnp.ndarray
+    diverging_H: jnp.ndarray
+    diverging_omega: jnp.ndarray
 
 
 class M3LAKPosterior(NamedTuple):

@@ -57,7 +57,7 @@ from .. import conditionals as cond
 from ..dp import DPState, component_counts, dp_collapsed_update, dp_slice_update, sample_niw, stick_weights
 from ..hmc import joint_hmc_step, rowwise_hmc_step
 from ..latent_axes import AxisPrior, move_latent_axes
-from .state import M3LAKData, M3LAKLatent
+from .state import M3LAKData, M3LAKLatent, SweepInfo
 
 __all__ = [
     "decision_values",
@@ -195,8 +195,8 @@ def _guard(new, old, code, flag):
 def m3lak_sweep(
     key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, step_size_H, step_size_omega, flag=0
 ):
-    """One full sweep (module docstring order). Returns ``(latent, info)`` with
-    ``info = (accept_prob_H (mean over rows), accept_prob_omega, diverging, nonfinite_flag)``."""
+    """One full sweep (module docstring order). Returns ``(latent, info)``, ``info`` a
+    :class:`~bayesmv.inference.m3lak_sampler.state.SweepInfo`."""
     C = config.C
     keys = jax.random.split(_random.fast_key(key), 10)
     N, m = latent.H.shape
@@ -336,8 +336,8 @@ def m3lak_sweep(
         latent = latent._replace(H=H, Ws=Ws, r=r, omega=omega, dp=dp)
 
     acc_H = jnp.sum(jnp.where(valid, acc_H, 0.0)) / jnp.sum(valid)
-    info = (acc_H, acc_O, jnp.any(div_H & valid) | div_O, flag)
-    return latent, info
+    div_H = jnp.any(div_H & valid)
+    return latent, SweepInfo(acc_H, acc_O, div_H | div_O, flag, div_H, div_O)
 
 
 def sweep_outputs(latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig):
