@@ -259,16 +259,15 @@ def check_convergence(data, rhat_max=1.01, ess_min=400, var_names=None) -> Conve
         et = _worst(ess_tail, name, np.min)
         ok = np.isfinite(r) and r <= rhat_max and eb >= ess_min and et >= ess_min
         variables.append(VariableDiagnostics(name, r, eb, et, bool(ok)))
-    divergences, by_block = 0, {}
+    info = ["single chain: r_hat is the split-chain r_hat only; run >= 2 chains"] if n_chains < 2 else []
+    divergences = 0
     if "sample_stats" in data.groups() and "diverging" in data.sample_stats:
         stats = data.sample_stats
         divergences = int(np.asarray(stats["diverging"].values).sum())
-        by_block = {
-            name.removeprefix("diverging_"): int(np.asarray(stats[name].values).sum())
-            for name in stats.data_vars
-            if name.startswith("diverging_")
-        }
-    info = ["single chain: r_hat is the split-chain r_hat only; run >= 2 chains"] if n_chains < 2 else []
-    if divergences and by_block:
-        info.append("divergent transitions by block: " + ", ".join(f"{k} {v}" for k, v in by_block.items()))
+        blocks = [name for name in stats.data_vars if name.startswith("diverging_")]
+        if divergences and blocks:
+            counts = [
+                f"{b.removeprefix('diverging_')} {int(np.asarray(stats[b].values).sum())}" for b in blocks
+            ]
+            info.append("divergent transitions by block: " + ", ".join(counts))
     return ConvergenceReport(variables, rhat_max, ess_min, divergences, n_chains, n_draws, notes, info)
