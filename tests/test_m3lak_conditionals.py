@@ -451,43 +451,6 @@ def test_run_m3lak_equals_numpyro_mcmc_and_refits_without_recompiling(small_run)
     assert idata.posterior["decision"].shape[:2] == (2, 20)
 
 
-def test_concurrent_chains_equal_one_at_a_time_and_compile_once(small_run, monkeypatch, caplog):
-    """Sequential chains on one host thread per core: the same draws as on one thread, every
-    chain on a thread of its own, and each program compiled once, not once per thread."""
-    import logging
-    import threading
-
-    from bayesmv.inference.m3lak_sampler import run
-
-    Xs, y, cfg, _ = small_run
-    kwargs = dict(num_warmup=30, num_samples=20, num_chains=3, random_state=5)
-    monkeypatch.setattr(run, "_host_cores", lambda: 1)
-    one_thread = run_m3lak(Xs, y, cfg, **kwargs)
-
-    threads = set()
-    chunked = run._chunked_chain
-
-    def recorded(*args, **kw):
-        threads.add(threading.get_ident())
-        return chunked(*args, **kw)
-
-    monkeypatch.setattr(run, "_chunked_chain", recorded)
-    monkeypatch.setattr(run, "_host_cores", lambda: 3)
-    run._clear_compiled_chains()
-    jax.config.update("jax_log_compiles", True)  # global: the context manager is per thread
-    try:
-        with caplog.at_level(logging.WARNING):
-            concurrent = run_m3lak(Xs, y, cfg, **kwargs)
-    finally:
-        jax.config.update("jax_log_compiles", False)
-    assert len(threads) == 3
-    for name in ("beta", "omega", "tau", "decision"):
-        np.testing.assert_array_equal(concurrent.samples[name], one_thread.samples[name], err_msg=name)
-    compiles = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Compiling jit(")]
-    assert sum("jit(_init_chain)" in c for c in compiles) == 1
-    assert sum("jit(_draw_chain)" in c for c in compiles) == 1
-
-
 def test_run_m3lak_equals_numpyro_mcmc_when_sweeps_do_not_chunk(small_run):
     """num_warmup = 3, num_samples = 2 (gcd 1): the warm-up is one call and the draws another;
     the draws still equal NumPyro's single ``MCMC.run``."""

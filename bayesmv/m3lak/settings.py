@@ -25,8 +25,7 @@ __all__ = [
     "view_standardization",
 ]
 
-#: How the chains run: as one compiled program per chain on host threads (one per CPU core; the
-#: draws of one after another), one per device (``pmap``), or as one vectorised program.
+#: How the chains run: one after another, one per device (``pmap``), or as one vectorised program.
 CHAIN_METHODS = ("sequential", "parallel", "vectorized")
 #: ν0 of the DP's Normal-Inverse-Wishart base per latent dimension when ``niw_nu0=None`` (the paper: 1).
 NIW_NU0_PER_LATENT = 2

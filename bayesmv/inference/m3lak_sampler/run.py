@@ -5,8 +5,6 @@ DP overflow."""
 from __future__ import annotations
 
 import math
-import os
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import NamedTuple
 
@@ -155,36 +153,13 @@ def _chunked_chain(settings: _RunSettings, init, draw, state, warm_up, axis):
     return joined[0], joined[1], state
 
 
-def _host_cores():
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def _concurrent_chains(settings: _RunSettings, starts, warm_up, data):
-    """:func:`_chunked_chain` for every start (a key, or a state to continue), on host threads,
-    one per CPU core (one for a data-sharded run, whose program spans the devices already). Each
-    chain is the same compiled program on its own start, so the draws equal running the chains
-    one after another, and JAX compiles a program once when threads call it together. XLA:CPU
-    runs the programs dispatched from one thread one after another; from two threads, four
-    demo-sized chains took 0.47 of the time on a 2-core CPU."""
-    workers = 1 if settings.mesh is not None else max(1, min(len(starts), _host_cores()))
-
-    def chain(start):
-        init = lambda k: _init_chain(settings, k, data)  # noqa: E731
-        draw = lambda st, s: _draw_chain(st, s, data)  # noqa: E731
-        return _chunked_chain(settings, init, draw, start, warm_up, axis=0)
-
-    with ThreadPoolExecutor(workers) as pool:
-        return list(pool.map(chain, starts))
-
-
 def _sample_chains(settings: _RunSettings, num_chains, chain_method, key, data, states=None):
     """All chains with NumPyro's per-chain keys; ``"sequential"`` runs the one compiled chain
-    once per key (on concurrent threads: :func:`_concurrent_chains`), so its draws equal
-    ``MCMC(..., num_chains, chain_method="sequential")``. ``"vectorized"`` chains are equally
-    valid but draw other numbers: the sweep's ``rbg`` keys (``_random.fast_key``) are not
-    vmap-invariant. ``states``: per-chain states to continue from (a list for
-    ``"sequential"``, one stacked state for ``"vectorized"``) instead of a warm-up. Returns
-    ``(samples, extra, last)`` with a leading chain axis and the per-chain
+    once per key, so its draws equal ``MCMC(..., num_chains, chain_method="sequential")``.
+    ``"vectorized"`` chains are equally valid but draw other numbers: the sweep's ``rbg`` keys
+    (``_random.fast_key``) are not vmap-invariant. ``states``: per-chain states to continue
+    from (a list for ``"sequential"``, one stacked state for ``"vectorized"``) instead of a
+    warm-up. Returns ``(samples, extra, last)`` with a leading chain axis and the per-chain
     last states (what ``states`` takes)."""
     warm_up = states is None
     if chain_method == "vectorized" and num_chains > 1:
@@ -199,7 +174,18 @@ def _sample_chains(settings: _RunSettings, num_chains, chain_method, key, data, 
         )
         return samples, extra, last, last
     keys = [key] if num_chains == 1 else list(jax.random.split(key, num_chains))
-    chains = _concurrent_chains(settings, keys if warm_up else states, warm_up, data)
+    starts = keys if warm_up else states
+    chains = [
+        _chunked_chain(
+            settings,
+            lambda k: _init_chain(settings, k, data),
+            lambda st, s: _draw_chain(st, s, data),
+            start,
+            warm_up,
+            axis=0,
+        )
+        for start in starts
+    ]
     samples, extra = jax.tree.map(lambda *xs: np.stack(xs), *[c[:2] for c in chains])
     lasts = [c[2] for c in chains]
     last = lasts[0] if num_chains == 1 else jax.tree.map(lambda *xs: jnp.stack(xs), *lasts)
