@@ -45,7 +45,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     score on mfeat tasks that the accuracy benchmark does not test on
     (``benchmarks/m3lak_defaults.py``). ``precision_update="collapsed"``, ``target_accept=0.9``
     and 4 chains of 1000 + 2000 sweeps are the sampler settings. On the 2-core test machine a fit
-    of the demo's task (400 training points) takes 136-164 s, the chains one after another.
+    of the demo's task (400 training points) took 115-164 s, the chains one after another.
     Over 8 fits at ``target_accept=0.9`` (the demo's task, seeds 0-4; even/odd and 0-4/5-9 with
     fou + kar, 300 training points, other splits) no transition diverged, and every fit whose
     chains agreed on the mode reached r̂ ≤ 1.01 and ESS ≥ 400 for the decision values and τ. At
