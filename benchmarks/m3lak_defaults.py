@@ -15,9 +15,10 @@ then the earlier one, the simpler or cheaper.
 The steps run in the order of ``STEPS``: the likelihood, the noise model (one precision per
 view, or per feature), β's prior precision (fixed ``v`` or a hierarchical ``v_prior``), the DP's
 Normal-Inverse-Wishart degrees of freedom ``ν0`` (per latent dimension: the paper's ``ν0 = m``, or
-2m, 3m), ``C`` (the hinge only), ``M`` and ``m``. Every fit uses ``CHAINS`` chains of the
-estimator's default length. Prints every candidate's mean accuracy, Brier score and fit time, the
-choice of each step, and the final setting.
+2m, 3m), the prior precision ``η`` of the view-specific loadings ``V_i`` (the paper's 1e3, under
+which ``V_i ≈ 0`` on standardised views, or 1), ``C`` (the hinge only), ``M`` and ``m``. Every
+fit uses ``CHAINS`` chains of the estimator's default length. Prints every candidate's mean
+accuracy, Brier score and fit time, the choice of each step, and the final setting.
 
 Run: ``python benchmarks/m3lak_defaults.py [--quick] [--steps NAME ...]`` (``--quick``: one task,
 short chains; ``--steps``: only these steps, starting from the estimator's defaults instead of the
@@ -56,6 +57,7 @@ START = dict(
     n_frequencies=100,
     n_latent=20,
     niw_nu0_per_latent=1,
+    eta=1e3,
     precision_update="collapsed",
 )
 STEPS = (
@@ -63,9 +65,10 @@ STEPS = (
     ("noise", (dict(noise="view"), dict(noise="feature", precision_update="conditional"))),
     ("prior", (dict(v=0.01, v_prior=None), dict(v=1.0, v_prior=None), dict(v_prior=(1.0, 1.0)))),
     ("niw_nu0_per_latent", (1, 2, 3)),
+    ("eta", (1e3, 1.0)),
     ("C", (1.0, 0.3, 3.0)),
     ("n_frequencies", (25, 50, 100)),
-    ("n_latent", (20, 10, 30)),
+    ("n_latent", (20, 10, 14, 30)),
 )
 
 

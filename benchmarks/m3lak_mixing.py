@@ -68,9 +68,9 @@ LEVERS = {
     "logistic + collapsed, m = 5, M = 25": dict(
         likelihood="logistic", precision_update="collapsed", n_latent=5, n_frequencies=25
     ),
-    "estimator defaults (logistic + collapsed, m = 10, M = 25, ν0 = 2m)": dict(
-        likelihood="logistic", precision_update="collapsed", n_latent=10, n_frequencies=25, niw_nu0=None
-    ),
+    "estimator defaults": {
+        k: v for k, v in M3LAKClassifier().get_params().items() if k in (*PAPER, "niw_nu0")
+    },
 }
 
 
