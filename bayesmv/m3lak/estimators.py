@@ -110,8 +110,8 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     lengthscale, hmc_steps_h, hmc_steps_omega, hmc_steps_joint, target_accept, init_step_size
         Not in the paper: the ``"gaussian"`` spectrum ``ω ~ N(0, I/ℓ²)`` (None: ℓ = √m) and the
         leapfrog steps / dual-averaging target / initial step of the HMC blocks for H, Ω and the
-        joint (β, Ω) move. ``target_accept=0.9`` (NumPyro's NUTS: 0.8) leaves the joint move's
-        step small enough that it does not diverge (see above).
+        joint (β, Ω) move. ``target_accept=0.9`` (NumPyro's NUTS: 0.8) keeps the joint move's step
+        small enough that it did not diverge in the fits measured above.
     latent_axis_moves : bool
         Not in the paper: each sweep ends with moves of the scale and shear of the latent axes,
         jointly in ``(H, W_i, r_i, Ω, DP components)`` so that the likelihood is unchanged
