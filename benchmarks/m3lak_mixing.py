@@ -149,10 +149,11 @@ def part1(cfg, Xs, y, config, seed=0):
 # ---------------------------------------------------------------------------------------------
 # Part 2: the estimator, end to end
 # ---------------------------------------------------------------------------------------------
-def part2(cfg, Xs, y, levers, test, chains=4, seed=0):
+def part2(cfg, Xs, y, levers, test, chains=4, seed=0, chain_method="sequential"):
     print(
         f"\nPart 2: M3LAKClassifier, {chains} chains x ({cfg['fit_warmup']} + {cfg['fit_samples']}), "
-        f"fit time includes compilation; accuracy and Brier on the {len(test[1])} held-out points"
+        f"chain_method={chain_method!r}, fit time includes compilation; accuracy and Brier on the "
+        f"{len(test[1])} held-out points"
     )
     print(
         f"  {'lever':<36}{'fit s':>7}{'dec ESS min':>12}{'median':>8}{'r̂':>7}"
@@ -164,6 +165,7 @@ def part2(cfg, Xs, y, levers, test, chains=4, seed=0):
             num_warmup=cfg["fit_warmup"],
             num_samples=cfg["fit_samples"],
             num_chains=chains,
+            chain_method=chain_method,
             random_state=seed,
             **_lever_params(params),
         )
@@ -237,6 +239,9 @@ def main(argv=None):
     ap.add_argument("--levers", default=None, help="comma-separated indices of LEVERS rows (default all)")
     ap.add_argument("--fit-warmup", type=int, default=None, help="Part 2 warm-up sweeps per chain")
     ap.add_argument("--fit-samples", type=int, default=None, help="Part 2 kept draws per chain")
+    ap.add_argument(
+        "--chain-method", default="sequential", help="Part 2 chain_method (e.g. processes: the same draws)"
+    )
     args = ap.parse_args(argv)
     cfg = dict(QUICK if args.quick else FULL)
     for key in ("fit_warmup", "fit_samples"):
@@ -266,7 +271,7 @@ def main(argv=None):
                 if params not in quick.values():
                     quick[k] = params
             levers = quick
-        rows = part2(cfg, Xs, y, levers, test)
+        rows = part2(cfg, Xs, y, levers, test, chain_method=args.chain_method)
         base = next(iter(rows.values()))["rate"]
         best = max(rows, key=lambda k: rows[k]["rate"])
         summary.append(f"best lever '{best}' {rows[best]['rate'] / base:.1f}x baseline min-ESS/s")

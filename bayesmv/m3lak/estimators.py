@@ -68,7 +68,11 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         MCMC settings (paper: 1000 iterations, last 200 kept, one chain). ``random_state`` (an
         int, a ``np.random.RandomState`` / ``Generator`` or ``None``; ``seed`` is its deprecated
         old name) fixes the fit and the predictive draws: the same int gives identical
-        predictions. The int used is ``random_seed_``.
+        predictions. The int used is ``random_seed_``. ``chain_method``: ``"sequential"``
+        (one after another), ``"processes"`` (the same chains and the same draws, spread over
+        worker processes, one per CPU up to ``num_chains``; each worker imports JAX and compiles
+        once, and a refit of the same shapes reuses them), ``"vectorized"`` (one vmapped program)
+        or ``"parallel"`` (one chain per JAX device, see ``docs/scaling.md``).
     standardize : bool
         Standardise each view with the training means/scales of its observed rows.
     eta, alpha, a_r, b_r, a_tau, b_tau, v, v_prior, niw_kappa0, niw_nu0, niw_mu0, niw_psi0,

@@ -25,8 +25,9 @@ __all__ = [
     "view_standardization",
 ]
 
-#: How the chains run: one after another, one per device (``pmap``), or as one vectorised program.
-CHAIN_METHODS = ("sequential", "parallel", "vectorized")
+#: How the chains run: one after another, one per device (``pmap``), as one vectorised program,
+#: or one after another in worker processes spread over the CPUs.
+CHAIN_METHODS = ("sequential", "parallel", "vectorized", "processes")
 #: ν0 of the DP's Normal-Inverse-Wishart base per latent dimension when ``niw_nu0=None`` (the paper: 1).
 NIW_NU0_PER_LATENT = 2
 #: The frequencies' priors: a DP Gaussian mixture, or one Gaussian (an RBF kernel).
@@ -73,10 +74,11 @@ def check_settings(params):
             raise ValueError(f"mesh must be None or a jax.sharding.Mesh, got {type(p.mesh).__name__}")
     if not isinstance(p.shard_data, (bool, np.bool_)):
         check_positive("shard_data", p.shard_data, integer=True)
-    if sharding_kwargs(p.mesh, p.shard_data) and p.chain_method == "parallel":
+    if sharding_kwargs(p.mesh, p.shard_data) and p.chain_method in ("parallel", "processes"):
         raise ValueError(
             "shard_data/mesh (samples split over the devices) cannot be combined with "
-            "chain_method='parallel' (one chain per device); use 'sequential' or 'vectorized'"
+            f"chain_method={p.chain_method!r} (chains spread over devices or processes); use "
+            "'sequential' or 'vectorized'"
         )
     for name in ("standardize", "augmented"):
         if not isinstance(getattr(p, name), (bool, np.bool_)):
