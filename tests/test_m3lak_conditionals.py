@@ -500,8 +500,7 @@ def test_process_chains_equal_sequential_chains(small_run, monkeypatch):
     for group in ("samples", "extra_stats"):
         for name, value in getattr(seq, group).items():
             np.testing.assert_array_equal(getattr(proc, group)[name], value, err_msg=name)
-    for a, b in zip(jax.tree.leaves(proc.chain_states), jax.tree.leaves(seq.chain_states)):
-        np.testing.assert_array_equal(a, b)
+    jax.tree.map(np.testing.assert_array_equal, proc.chain_states, seq.chain_states)
     more_seq = run_m3lak(Xs, y, cfg, init_state=seq.chain_states, **kw)
     more_proc = run_m3lak(Xs, y, cfg, chain_method="processes", init_state=proc.chain_states, **kw)
     for name in ("beta", "omega", "tau", "decision"):
