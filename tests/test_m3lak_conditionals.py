@@ -492,7 +492,7 @@ def test_process_chains_equal_sequential_chains(small_run, monkeypatch):
     and a continuation from those states equals the sequential continuation."""
     from bayesmv.inference.m3lak_sampler import run
 
-    monkeypatch.setattr(run, "_cpu_count", lambda: 2)
+    monkeypatch.setattr(run, "cpu_count", lambda: 2)
     Xs, y, cfg, _ = small_run
     kw = dict(num_warmup=30, num_samples=20, num_chains=3, random_state=4)
     seq = run_m3lak(Xs, y, cfg, **kw)

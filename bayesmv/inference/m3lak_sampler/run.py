@@ -11,6 +11,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from joblib import Parallel, cpu_count, delayed
 from numpyro.infer import MCMC
 
 from ...datasets._validation import SEED_DEPRECATED, check_random_seed
@@ -173,21 +174,12 @@ def _chains_in_worker(settings: _RunSettings, data, starts, warm_up):
         return jax.device_get([_sequential_chain(settings, data, start, warm_up) for start in starts])
 
 
-def _cpu_count():
-    from joblib import cpu_count
-
-    return cpu_count()
-
-
-def _chains_in_processes(settings: _RunSettings, data, starts, warm_up):
-    """The chains split into contiguous groups over ``min(chains, CPUs)`` (> 1) worker processes
-    (joblib's loky pool, kept alive between calls, so a refit or a continuation of the same
-    shapes reuses the workers' compiled programs). Each worker runs the sequential program of
-    its chains from their own keys or states, so the draws equal ``"sequential"`` ones; each
-    worker imports JAX and compiles once. Returns ``[(samples, extra, last state)]`` per chain."""
-    from joblib import Parallel, delayed
-
-    n_workers = min(len(starts), _cpu_count())
+def _chains_in_processes(settings: _RunSettings, data, starts, warm_up, n_workers):
+    """The chains split into contiguous groups over ``n_workers`` worker processes (joblib's loky
+    pool, kept alive between calls, so a refit or a continuation of the same shapes reuses the
+    workers' compiled programs). Each worker runs the sequential program of its chains from
+    their own keys or states, so the draws equal ``"sequential"`` ones; each worker imports JAX
+    and compiles once. Returns ``[(samples, extra, last state)]`` per chain."""
     groups = np.array_split(np.arange(len(starts)), n_workers)
     host_data = jax.device_get(data)
     parts = Parallel(n_jobs=n_workers, backend="loky")(
@@ -222,8 +214,9 @@ def _sample_chains(settings: _RunSettings, num_chains, chain_method, key, data, 
         return samples, extra, last, last
     keys = [key] if num_chains == 1 else list(jax.random.split(key, num_chains))
     starts = keys if warm_up else states
-    if chain_method == "processes" and min(len(starts), _cpu_count()) > 1:
-        chains = _chains_in_processes(settings, data, starts, warm_up)
+    n_workers = min(len(starts), cpu_count()) if chain_method == "processes" else 1
+    if n_workers > 1:
+        chains = _chains_in_processes(settings, data, starts, warm_up, n_workers)
     else:
         chains = [_sequential_chain(settings, data, start, warm_up) for start in starts]
     samples, extra = jax.tree.map(lambda *xs: np.stack(xs), *[c[:2] for c in chains])
