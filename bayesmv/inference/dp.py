@@ -46,6 +46,7 @@ __all__ = [
     "niw_predictive_log_density",
     "split_merge_step",
     "sample_niw",
+    "sticks_and_components",
 ]
 
 
@@ -150,7 +151,7 @@ def _niw_posterior_params(omega, onehot, mu0, kappa0, nu0, psi0):
     return counts, mu_n, kappa_n, nu_n, psi_n
 
 
-def _sticks_and_components(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0):
+def sticks_and_components(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0):
     """``(ν, μ, G, log det Σ^{-1}) | z, Ω`` for every slot: sticks
     ``ν_k ~ Beta(1 + s_k, α + Σ_{l>k} s_l)`` (eq. 9's Dirichlet on the instantiated weights plus
     the α remainder) and each component from its NIW posterior (empty slots: prior draws)."""
@@ -173,7 +174,7 @@ def dp_slice_update(key, state: DPState, omega, alpha, mu0, kappa0, nu0, psi0):
     """One slice-sampler sweep (eqs. 5–9) given the frequencies ``omega`` (M, m)."""
     Kc = state.nu.shape[0]
     k_draw, k_t, k_z = jax.random.split(key, 3)
-    nu, mu, G, logdet = _sticks_and_components(k_draw, state.z, omega, Kc, alpha, mu0, kappa0, nu0, psi0)
+    nu, mu, G, logdet = sticks_and_components(k_draw, state.z, omega, Kc, alpha, mu0, kappa0, nu0, psi0)
     weights, remaining = stick_weights(nu)
     # slices (eq. 5) and assignments (eq. 7)
     t = jax.random.uniform(k_t, state.z.shape, dtype=omega.dtype) * weights[state.z]
@@ -391,7 +392,7 @@ def dp_collapsed_update(key, state: DPState, omega, alpha, mu0, kappa0, nu0, psi
 
     z, _ = jax.lax.scan(split_merge, state.z, jax.random.split(k_sm, n_split_merge))
     z, overflow = collapsed_assignments(k_z, z, omega, Kc, alpha, mu0, kappa0, nu0, psi0)
-    nu, mu, G, logdet = _sticks_and_components(k_draw, z, omega, Kc, alpha, mu0, kappa0, nu0, psi0)
+    nu, mu, G, logdet = sticks_and_components(k_draw, z, omega, Kc, alpha, mu0, kappa0, nu0, psi0)
     return DPState(nu, mu, G, logdet, z, state.overflow | overflow)
 
 

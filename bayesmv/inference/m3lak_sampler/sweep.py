@@ -54,7 +54,14 @@ import numpy as np
 from ...models.m3lak import M3LAKConfig, decision_values, feature_map, logistic_log_likelihood, noise_by_view
 from .. import _random
 from .. import conditionals as cond
-from ..dp import DPState, component_counts, dp_collapsed_update, dp_slice_update, sample_niw, stick_weights
+from ..dp import (
+    DPState,
+    component_counts,
+    dp_collapsed_update,
+    dp_slice_update,
+    stick_weights,
+    sticks_and_components,
+)
 from ..hmc import joint_hmc_step, rowwise_hmc_step
 from ..latent_axes import AxisPrior, move_latent_axes
 from .state import M3LAKData, M3LAKLatent, SweepInfo
@@ -367,13 +374,14 @@ def sweep_outputs(latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig):
 # ----------------------------------------------------------------------------------------------
 def initial_latent(key, data: M3LAKData, config: M3LAKConfig) -> M3LAKLatent:
     """PCA start for ``H`` (plus noise, so chains differ), conjugate updates of ``[W V]``, ``τ``,
-    ``r`` from it, ``ω ~ N(0, I/m)``-type start, the DP table from one slice update, and ``β``
-    from its conditional with ``λ = 1``."""
+    ``r`` from it, ``ω ~ N(0, I/m)``-type start, a DP table with every ``ω`` in one component (its
+    sticks and components drawn given that; the first sweep's DP update reassigns them), and
+    ``β`` from its conditional with ``λ = 1``."""
     m, K, M = config.n_latent, config.n_view_latent, config.n_frequencies
     dtype = jnp.float64
     N = data.y.shape[0]
     nV = len(data.Xs)
-    keys = jax.random.split(_random.fast_key(key), 8)
+    keys = jax.random.split(_random.fast_key(key), 6)
     Xcat = jnp.concatenate(data.Xs, axis=1)
     Dtot = Xcat.shape[1]
     k = min(m, Dtot)
@@ -411,30 +419,16 @@ def initial_latent(key, data: M3LAKData, config: M3LAKConfig) -> M3LAKLatent:
         omega = jax.random.normal(keys[3], (M, m), dtype) / np.sqrt(m)
         Kc = config.dp_capacity
         mu0, kappa0, nu0, psi0 = _niw_prior(config, dtype)
-        ones = jnp.ones(Kc, dtype)
-        mu, G, logdet = sample_niw(
-            keys[4],
-            jnp.broadcast_to(mu0, (Kc, m)),
-            kappa0 * ones,
-            nu0 * ones,
-            jnp.broadcast_to(psi0, (Kc, m, m)),
-        )
-        dp = DPState(
-            _random.beta(keys[5], 1.0, config.alpha, (Kc,), dtype),
-            mu,
-            G,
-            logdet,
-            jnp.zeros((M,), jnp.int32),
-            jnp.zeros((), bool),
-        )
-        dp = _dp_update(config)(keys[6], dp, omega, config.alpha, mu0, kappa0, nu0, psi0)
+        z = jnp.zeros((M,), jnp.int32)  # one component holds every ω; the first sweep splits it
+        nu, mu, G, logdet = sticks_and_components(keys[4], z, omega, Kc, config.alpha, mu0, kappa0, nu0, psi0)
+        dp = DPState(nu, mu, G, logdet, z, jnp.zeros((), bool))
     else:
         omega = jax.random.normal(keys[3], (M, m), dtype) * config.omega_scale
         dp = _gaussian_dp_state(config, dtype)
     v = jnp.asarray(config.v if config.v_prior is None else config.v_prior[0] / config.v_prior[1], dtype)
     lam = jnp.ones((N,), dtype)
     feats = feature_map(H, omega) * valid[:, None]
-    beta = cond.sample_beta_conditional(keys[7], feats, data.y, lam, config.C, v)
+    beta = cond.sample_beta_conditional(keys[5], feats, data.y, lam, config.C, v)
     return M3LAKLatent(H, Us, tuple(Ws), tuple(Vs), _join_noise(taus), jnp.stack(rs), omega, beta, lam, v, dp)
 
 
