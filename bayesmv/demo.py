@@ -1,10 +1,9 @@
 """``bayesmv demo``: M3LAK on a bundled mfeat task (even vs odd digit, views fou + kar).
 
-Fits :class:`bayesmv.M3LAKClassifier` with its default settings, the chains spread over the CPUs
-(``chain_method="processes"``: the draws of the default ``"sequential"``, in less time;
-``--quick``: small sizes, one short chain), prints the test accuracy, the Brier score and the
-convergence report of the training decision values and τ (r̂ ≤ 1.01, ESS ≥ 400), and writes two
-PNGs (an ArviZ trace plot and the learned kernel with its credible band) to ``output_dir``.
+Fits :class:`bayesmv.M3LAKClassifier` with its default settings (the chains spread over the
+CPUs in worker processes; ``--quick``: small sizes, one short chain), prints the test accuracy,
+the Brier score and the convergence report of the training decision values and τ (r̂ ≤ 1.01,
+ESS ≥ 400), and writes two PNGs (an ArviZ trace plot and the learned kernel with its credible band) to ``output_dir``.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ __all__ = ["run_demo"]
 # training samples (the remaining samples are the test set) and the estimator's settings that
 # differ from its defaults
 _SETTINGS = {
-    False: dict(n_train=400, chain_method="processes"),
+    False: dict(n_train=400),
     True: dict(n_train=100, n_latent=10, n_frequencies=30, num_warmup=40, num_samples=40, num_chains=1),
 }
 

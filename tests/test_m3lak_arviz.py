@@ -224,8 +224,9 @@ def _compile_messages(fn):
 
 def test_sample_more_continues_the_chains_without_recompiling():
     """fit with 2 x 30 draws then sample_more(30) equals one fit with 60 draws (same seed),
-    compiles nothing, and appends the draws in every group."""
-    params = dict(n_latent=2, num_warmup=30, num_samples=30)
+    compiles nothing, and appends the draws in every group. The chains run in this process,
+    whose compilations the log records (the default "processes" compiles in its workers)."""
+    params = dict(n_latent=2, num_warmup=30, num_samples=30, chain_method="sequential")
     once = _fit(**{**params, "num_samples": 60})
     est = _fit(**params)
     with warnings.catch_warnings():

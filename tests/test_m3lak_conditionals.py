@@ -510,6 +510,23 @@ def test_process_chains_equal_sequential_chains(small_run, monkeypatch):
         run_m3lak(Xs, y, cfg, chain_method="processes", progress_bar=True, **kw)
 
 
+def test_process_count_falls_back_to_this_process(monkeypatch):
+    """``"processes"`` uses one worker per CPU up to the chains, on the CPU backend without a data
+    mesh; with one chain, on an accelerator backend or with a mesh it runs in this process (1)."""
+    from bayesmv.inference.m3lak_sampler import run
+
+    monkeypatch.setattr(run, "cpu_count", lambda: 3)
+    plain = run._RunSettings(M3LAKConfig(), None, None, 10, 10, 1)
+    meshed = plain._replace(mesh=object())
+    assert run._process_count(plain, "processes", 4) == 3
+    assert run._process_count(plain, "processes", 2) == 2
+    assert run._process_count(plain, "processes", 1) == 1
+    assert run._process_count(plain, "sequential", 4) == 1
+    assert run._process_count(meshed, "processes", 4) == 1
+    monkeypatch.setattr(run.jax, "default_backend", lambda: "gpu")
+    assert run._process_count(plain, "processes", 4) == 1
+
+
 def test_capacity_overflow_raises(small_run):
     Xs, y, cfg, _ = small_run
     import dataclasses

@@ -69,11 +69,14 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         MCMC settings (paper: 1000 iterations, last 200 kept, one chain). ``random_state`` (an
         int, a ``np.random.RandomState`` / ``Generator`` or ``None``; ``seed`` is its deprecated
         old name) fixes the fit and the predictive draws: the same int gives identical
-        predictions. The int used is ``random_seed_``. ``chain_method``: ``"sequential"``
-        (one after another), ``"processes"`` (the same chains and the same draws, spread over
-        worker processes, one per CPU up to ``num_chains``; each worker imports JAX and compiles
-        once, and a refit of the same shapes reuses them), ``"vectorized"`` (one vmapped program)
-        or ``"parallel"`` (one chain per JAX device, see ``docs/scaling.md``).
+        predictions. The int used is ``random_seed_``. ``chain_method``: ``"processes"`` (the
+        default: the chains spread over worker processes, one per CPU up to ``num_chains``, each
+        running its chains one after another; each worker imports JAX and compiles once, and a
+        refit of the same shapes reuses them; with one CPU or one chain, on an accelerator
+        backend or with ``shard_data``/``mesh``, the chains run in this process), ``"sequential"``
+        (one after another in this process: the same draws as ``"processes"``), ``"vectorized"``
+        (one vmapped program) or ``"parallel"`` (one chain per JAX device, see
+        ``docs/scaling.md``).
     standardize : bool
         Standardise each view with the training means/scales of its observed rows.
     eta, alpha, a_r, b_r, a_tau, b_tau, v, v_prior, niw_kappa0, niw_nu0, niw_mu0, niw_psi0,
@@ -135,7 +138,8 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         Data-sharded sweep (``bayesmv.distributed``): shard the sample axis of X, H, U, λ over
         every device (``True``), the first ``k`` devices (an int) or the devices of ``mesh``;
         XLA does the cross-sample reductions. Draws equal the unsharded run up to rounding.
-        Not with ``chain_method="parallel"`` (which puts one chain on each device instead).
+        Not with ``chain_method="parallel"`` (which puts one chain on each device instead);
+        with ``"processes"`` the chains run in this process.
 
     Attributes
     ----------
@@ -174,7 +178,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         num_warmup=1000,
         num_samples=2000,
         num_chains=4,
-        chain_method="sequential",
+        chain_method="processes",
         random_state=0,
         standardize=True,
         eta=1e3,

@@ -74,11 +74,11 @@ def check_settings(params):
             raise ValueError(f"mesh must be None or a jax.sharding.Mesh, got {type(p.mesh).__name__}")
     if not isinstance(p.shard_data, (bool, np.bool_)):
         check_positive("shard_data", p.shard_data, integer=True)
-    if sharding_kwargs(p.mesh, p.shard_data) and p.chain_method in ("parallel", "processes"):
+    if sharding_kwargs(p.mesh, p.shard_data) and p.chain_method == "parallel":
         raise ValueError(
             "shard_data/mesh (samples split over the devices) cannot be combined with "
-            f"chain_method={p.chain_method!r} (chains spread over devices or processes); use "
-            "'sequential' or 'vectorized'"
+            "chain_method='parallel' (one chain per device); use 'processes' (the chains then "
+            "run in this process), 'sequential' or 'vectorized'"
         )
     for name in ("standardize", "augmented"):
         if not isinstance(getattr(p, name), (bool, np.bool_)):

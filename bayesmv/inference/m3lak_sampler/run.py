@@ -191,6 +191,16 @@ def _chains_in_processes(settings: _RunSettings, data, starts, warm_up, n_worker
     ]
 
 
+def _process_count(settings: _RunSettings, chain_method, num_chains):
+    """Worker processes of a ``chain_method="processes"`` run: one per CPU up to the chains, where
+    the chains run on the CPU backend without a data mesh; otherwise none (1: this process), as
+    with one CPU or one chain. (Workers would each claim an accelerator, and a data-sharded
+    chain already spans the devices.)"""
+    if chain_method != "processes" or settings.mesh is not None or jax.default_backend() != "cpu":
+        return 1
+    return min(num_chains, cpu_count())
+
+
 def _sample_chains(settings: _RunSettings, num_chains, chain_method, key, data, states=None):
     """All chains with NumPyro's per-chain keys; ``"sequential"`` runs the one compiled chain
     once per key, so its draws equal ``MCMC(..., num_chains, chain_method="sequential")``;
@@ -214,7 +224,7 @@ def _sample_chains(settings: _RunSettings, num_chains, chain_method, key, data, 
         return samples, extra, last, last
     keys = [key] if num_chains == 1 else list(jax.random.split(key, num_chains))
     starts = keys if warm_up else states
-    n_workers = min(len(starts), cpu_count()) if chain_method == "processes" else 1
+    n_workers = _process_count(settings, chain_method, len(starts))
     if n_workers > 1:
         chains = _chains_in_processes(settings, data, starts, warm_up, n_workers)
     else:
@@ -254,8 +264,9 @@ def run_m3lak(
     first; the two compiled programs round differently and the chains drift apart, so at
     realistic lengths they are other draws of the same posterior. ``"processes"`` runs the
     sequential program of the chains in ``min(num_chains, CPUs)`` worker processes (each
-    imports JAX and compiles once; one worker: in this process): the same draws as
-    ``"sequential"``, in less time where the machine has more than one core. Raises
+    imports JAX and compiles once): the same draws as ``"sequential"``, in less time where the
+    machine has more than one core; with one worker, on an accelerator backend or with a data
+    mesh it runs them in this process. Raises
     :class:`M3LAKNumericalError` (naming the block) if any block produced non-finite values and
     :class:`DPCapacityError` if the DP needed more than ``config.dp_capacity`` components
     (``on_dp_overflow="ignore"``: no error; the caller checks ``post.last_state.latent.dp.overflow``
@@ -265,8 +276,8 @@ def run_m3lak(
     ``mesh``): ``X``, ``H``, ``U``, ``λ`` and the masks are sharded along ``N`` over the mesh
     (padded to a multiple of its size with masked-out rows) and XLA inserts the collectives for
     the sums over samples; the draws equal the unsharded run up to floating-point rounding.
-    Needs ``chain_method`` ``"sequential"`` or ``"vectorized"`` (``"parallel"`` uses the devices
-    for chains). See ``bayesmv.distributed``.
+    Not with ``chain_method="parallel"`` (which uses the devices for chains); ``"processes"``
+    then runs the chains in this process. See ``bayesmv.distributed``.
 
     ``init_state``: a previous run's ``chain_states``; every chain continues from where it
     stopped, without warm-up (NumPyro's ``post_warmup_state``), and a run of ``num_samples`` then
@@ -293,10 +304,11 @@ def run_m3lak(
     if mesh is None:
         data, n_valid = prepare_data(Xs, y), None
     else:
-        if chain_method in ("parallel", "processes"):
+        if chain_method == "parallel":
             raise ValueError(
                 "a data-sharded run (shard_data/mesh) uses the devices for the samples; use "
-                f"chain_method='sequential' or 'vectorized', not {chain_method!r}"
+                "chain_method='sequential', 'vectorized' or 'processes' (which then runs the "
+                "chains in this process), not 'parallel'"
             )
         check_partitionable_rng()
         data, n_valid = shard_m3lak_data(_prepare_arrays(Xs, y), mesh)
