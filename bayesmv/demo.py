@@ -3,7 +3,8 @@
 Fits :class:`bayesmv.M3LAKClassifier` with its default settings (the chains spread over the
 CPUs in worker processes; ``--quick``: small sizes, one short chain), prints the test accuracy,
 the Brier score and the convergence report of the training decision values and τ (r̂ ≤ 1.01,
-ESS ≥ 400), and writes two PNGs (an ArviZ trace plot and the learned kernel with its credible band) to ``output_dir``.
+ESS ≥ 400), and writes two PNGs (an ArviZ trace plot and the learned kernel with its credible
+band) to ``output_dir``.
 """
 
 from __future__ import annotations
