@@ -489,7 +489,8 @@ def test_vectorized_chains_are_valid_and_distinct(small_run):
 def test_process_chains_equal_sequential_chains(small_run, monkeypatch):
     """``chain_method="processes"``: 3 chains over 2 worker processes (whatever the machine's
     CPU count) give the draws, sampler statistics and last states of ``"sequential"`` exactly,
-    and a continuation from those states equals the sequential continuation."""
+    and a continuation from those states equals the sequential continuation. (Under the suite's
+    persistent compilation cache each worker compiles its programs; see the next test.)"""
     from bayesmv.inference.m3lak_sampler import run
 
     monkeypatch.setattr(run, "cpu_count", lambda: 2)
@@ -508,6 +509,52 @@ def test_process_chains_equal_sequential_chains(small_run, monkeypatch):
     assert not np.allclose(more_seq.samples["beta"], seq.samples["beta"])
     with pytest.raises(ValueError, match="progress_bar"):
         run_m3lak(Xs, y, cfg, chain_method="processes", progress_bar=True, **kw)
+
+
+_PROCESSES_CHILD = """
+import sys
+import jax, numpy as np
+from bayesmv.inference import run_m3lak
+from bayesmv.inference.m3lak_sampler import prepare_data, run
+from bayesmv.models import M3LAKConfig
+
+run.cpu_count = lambda: 2
+saved = np.load(sys.argv[1])
+Xs, y = [saved["X0"], saved["X1"]], saved["y"]
+cfg = M3LAKConfig(n_latent=3, n_frequencies=4, dp_capacity=20, v_prior=(1.0, 1.0))
+settings = run._RunSettings(cfg, None, None, 30, 20, 1)
+init, draws = run._serialized_programs(settings, prepare_data(Xs, y), jax.random.PRNGKey(4), True)
+assert init is not None and set(draws) == {settings._replace(num_samples=10)}, "not serialized"
+proc = run_m3lak(Xs, y, cfg, num_warmup=30, num_samples=20, num_chains=3, random_state=4, chain_method="processes")
+for name in ("beta", "omega", "tau", "decision"):
+    np.testing.assert_array_equal(proc.samples[name], saved[name], err_msg=name)
+print("equal")
+"""
+
+
+@pytest.mark.slow
+def test_process_chains_run_programs_compiled_once(small_run, tmp_path):
+    """Without a persistent compilation cache (a fresh Python process), ``"processes"`` compiles
+    the chain programs once, in the calling process, and its 2 workers load them: the programs
+    serialize, and the draws equal ``"sequential"`` ones (run here)."""
+    import os
+    import subprocess
+    import sys
+
+    Xs, y, cfg, _ = small_run
+    seq = run_m3lak(Xs, y, cfg, num_warmup=30, num_samples=20, num_chains=3, random_state=4)
+    names = ("beta", "omega", "tau", "decision")
+    np.savez(tmp_path / "data.npz", X0=Xs[0], X1=Xs[1], y=y, **{name: seq.samples[name] for name in names})
+    env = {k: v for k, v in os.environ.items() if k != "JAX_COMPILATION_CACHE_DIR"}
+    child = subprocess.run(
+        [sys.executable, "-c", _PROCESSES_CHILD, str(tmp_path / "data.npz")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert child.returncode == 0, child.stderr[-3000:]
+    assert child.stdout.strip().endswith("equal")
 
 
 def test_process_count_falls_back_to_this_process(monkeypatch):

@@ -5,12 +5,13 @@ DP overflow."""
 from __future__ import annotations
 
 import math
-from functools import partial
+from functools import lru_cache, partial
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental.serialize_executable import deserialize_and_load, serialize
 from joblib import Parallel, cpu_count, delayed
 from numpyro.infer import MCMC
 
@@ -132,23 +133,33 @@ def _chunk_length(settings: _RunSettings):
     return length if chunked else settings.num_samples
 
 
-def _chunked_chain(settings: _RunSettings, init, draw, state, warm_up, axis):
-    """Warm-up (when ``warm_up``) and draws as repeated calls of ``draw`` on chunks of
-    :func:`_chunk_length` sweeps. Each call continues the previous state, so the draws equal
-    one ``MCMC.run``. Draws are joined on the host along ``axis``. Returns
-    ``(samples, extra, last_state)``."""
+def _draw_calls(settings: _RunSettings, warm_up):
+    """The run settings of each call of the draw program in one chain, in order: the warm-up's
+    (when ``warm_up``: chunks of :func:`_chunk_length` sweeps, or one call of ``num_warmup``
+    sweeps), then the draws' chunks."""
     length = _chunk_length(settings)
     chunk = settings._replace(num_samples=length)
+    warm = []
+    if warm_up:
+        if settings.num_warmup % length:
+            warm = [settings._replace(num_samples=settings.num_warmup, thinning=1)]
+        else:
+            warm = [chunk] * (settings.num_warmup // length)
+    return warm, [chunk] * (settings.num_samples // length)
+
+
+def _chunked_chain(settings: _RunSettings, init, draw, state, warm_up, axis):
+    """Warm-up (when ``warm_up``) and draws as the calls of ``draw`` that :func:`_draw_calls`
+    lists. Each call continues the previous state, so the draws equal one ``MCMC.run``. Draws
+    are joined on the host along ``axis``. Returns ``(samples, extra, last_state)``."""
+    warm, draws = _draw_calls(settings, warm_up)
     if warm_up:
         state = init(state)
-        if settings.num_warmup % length:
-            state = draw(settings._replace(num_samples=settings.num_warmup, thinning=1), state)[2]
-        else:
-            for _ in range(settings.num_warmup // length):
-                state = draw(chunk, state)[2]
+    for call in warm:
+        state = draw(call, state)[2]
     parts = []
-    for _ in range(settings.num_samples // length):
-        samples, extra, state = draw(chunk, state)
+    for call in draws:
+        samples, extra, state = draw(call, state)
         parts.append((samples, extra))
     joined = jax.tree.map(lambda *xs: np.concatenate([np.asarray(x) for x in xs], axis=axis), *parts)
     return joined[0], joined[1], state
@@ -167,23 +178,74 @@ def _sequential_chain(settings: _RunSettings, data, start, warm_up):
     )
 
 
-def _chains_in_worker(settings: _RunSettings, data, starts, warm_up):
+def _serialized_programs(settings: _RunSettings, data, start, warm_up):
+    """The chain programs of a ``"processes"`` run, compiled once in this process and serialized
+    (``jax.experimental.serialize_executable``): the init program (when ``warm_up``, else
+    None) and the draw program of each setting in :func:`_draw_calls`. Workers that load these
+    do not compile: compilations running side by side share the cores (at the demo's shapes,
+    1.6x as long as one alone). None, and each worker compiles its own, where XLA:CPU cannot
+    serialize the programs: with JAX's persistent compilation cache on (a program read from it
+    serializes without its code), or after this process has run the same program (e.g. a
+    ``"sequential"`` fit of the same shapes: its sort specialises itself on the first run)."""
+    if jax.config.jax_enable_compilation_cache and jax.config.jax_compilation_cache_dir:
+        return None
+    state = start
+    init = None
+    try:
+        if warm_up:
+            compiled = _init_chain.lower(settings, start, data).compile()
+            init, state = serialize(compiled), compiled.out_info
+        warm, draws = _draw_calls(settings, warm_up)
+        return init, {
+            call: serialize(_draw_chain.lower(call, state, data).compile()) for call in set(warm + draws)
+        }
+    except jax.errors.JaxRuntimeError:
+        return None
+
+
+@lru_cache(maxsize=8)
+def _loaded_program(payload, in_tree, out_tree):
+    """A serialized program loaded in a worker (kept for refits of the same shapes). jaxlib loads
+    its LAPACK kernels when it first lowers a LAPACK op, not when it loads a program that calls
+    them (which then crashes), so one such op is lowered first."""
+    jax.jit(jnp.linalg.cholesky).lower(np.eye(1))
+    return deserialize_and_load(payload, in_tree, out_tree)
+
+
+def _chains_in_worker(settings: _RunSettings, data, starts, warm_up, programs):
     """A worker process's share of ``chain_method="processes"``: its chains one after another,
-    returned as host (NumPy) arrays."""
+    by the ``programs`` of :func:`_serialized_programs` (or, where those are None, by
+    :func:`_sequential_chain`), returned as host (NumPy) arrays."""
     with single_threaded_blas():
-        return jax.device_get([_sequential_chain(settings, data, start, warm_up) for start in starts])
+        if programs is None:
+            return jax.device_get([_sequential_chain(settings, data, start, warm_up) for start in starts])
+        init = None if programs[0] is None else _loaded_program(*programs[0])
+        draws = {call: _loaded_program(*program) for call, program in programs[1].items()}
+
+        def run_init(key):
+            return init(key, data)
+
+        def run_draw(call, state):
+            return draws[call](state, data)
+
+        return jax.device_get(
+            [_chunked_chain(settings, run_init, run_draw, start, warm_up, 0) for start in starts]
+        )
 
 
 def _chains_in_processes(settings: _RunSettings, data, starts, warm_up, n_workers):
     """The chains split into contiguous groups over ``n_workers`` worker processes (joblib's loky
-    pool, kept alive between calls, so a refit or a continuation of the same shapes reuses the
-    workers' compiled programs). Each worker runs the sequential program of its chains from
-    their own keys or states, so the draws equal ``"sequential"`` ones; each worker imports JAX
-    and compiles once. Returns ``[(samples, extra, last state)]`` per chain."""
+    pool, kept alive between calls). The programs are compiled here, once
+    (:func:`_serialized_programs`), and each worker runs the sequential program of its chains
+    from their own keys or states, so the draws equal ``"sequential"`` ones. Returns
+    ``[(samples, extra, last state)]`` per chain."""
     groups = np.array_split(np.arange(len(starts)), n_workers)
     host_data = jax.device_get(data)
+    programs = _serialized_programs(settings, data, starts[0], warm_up)
     parts = Parallel(n_jobs=n_workers, backend="loky")(
-        delayed(_chains_in_worker)(settings, host_data, jax.device_get([starts[i] for i in group]), warm_up)
+        delayed(_chains_in_worker)(
+            settings, host_data, jax.device_get([starts[i] for i in group]), warm_up, programs
+        )
         for group in groups
     )
     return [
