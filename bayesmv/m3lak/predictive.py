@@ -55,8 +55,7 @@ def _view_terms(W, V, tau, X):
     Lg = jnp.linalg.cholesky(G)
     Q = cho_solve((Lg, True), TV.T @ W)  # G⁻¹VᵀTW, (K, m)
     A = W.T @ TW - (W.T @ TV) @ Q
-    B = X @ TW - (X @ TV) @ Q
-    return 0.5 * (A + A.T), B
+    return 0.5 * (A + A.T), X @ (TW - TV @ Q)
 
 
 def predictive_latent_moments(Ws, Vs, tau, Xs, observed):
@@ -102,11 +101,11 @@ def _draw_decisions(key, Ws, Vs, tau, beta, omega, Xs, observed, patterns, patte
     L = jnp.linalg.cholesky(P)  # (n_pat, m, m)
     # one standard normal per draw, shared by every test point (common random numbers): a point's
     # draws depend on that point alone, not on the other rows or their order
-    z = jnp.broadcast_to(jax.random.normal(key, (m,), dtype=beta.dtype), (n, m))
+    z = jax.random.normal(key, (m,), dtype=beta.dtype)
 
     def draw_under(Lp):  # h* for every test point under one pattern's precision Lp Lpᵀ
         mean = cho_solve((Lp, True), b.T)
-        return (mean + solve_triangular(Lp.T, z.T, lower=False)).T  # cov = P⁻¹ = L⁻ᵀL⁻¹
+        return (mean + solve_triangular(Lp.T, z, lower=False)[:, None]).T  # cov = P⁻¹ = L⁻ᵀL⁻¹
 
     # one matrix-RHS solve per missingness pattern, not n batched m×m solves; every point is
     # solved under every pattern (n_pat × the work of one), cheap while patterns are few
