@@ -512,7 +512,7 @@ def test_process_chains_equal_sequential_chains(small_run, monkeypatch):
 
 
 _PROCESSES_CHILD = """
-import sys
+import logging, sys
 import jax, numpy as np
 from bayesmv.inference import run_m3lak
 from bayesmv.inference.m3lak_sampler import prepare_data, run
@@ -525,9 +525,20 @@ cfg = M3LAKConfig(n_latent=3, n_frequencies=4, dp_capacity=20, v_prior=(1.0, 1.0
 settings = run._RunSettings(cfg, None, None, 30, 20, 1)
 init, draws = run._serialized_programs(settings, prepare_data(Xs, y), jax.random.PRNGKey(4), True)
 assert init is not None and set(draws) == {settings._replace(num_samples=10)}, "not serialized"
-proc = run_m3lak(Xs, y, cfg, num_warmup=30, num_samples=20, num_chains=3, random_state=4, chain_method="processes")
+kw = dict(num_warmup=30, num_samples=20, num_chains=3, random_state=4, chain_method="processes")
+proc = run_m3lak(Xs, y, cfg, **kw)
+messages = []
+class Collect(logging.Handler):
+    def emit(self, record):
+        messages.append(record.getMessage())
+for name in ("jax._src.dispatch", "jax._src.interpreters.pxla"):
+    logging.getLogger(name).addHandler(Collect(level=logging.DEBUG))
+with jax.log_compiles(True):
+    more = run_m3lak(Xs, y, cfg, init_state=proc.chain_states, **kw)
+assert not any("_draw_chain" in message for message in messages), messages
 for name in ("beta", "omega", "tau", "decision"):
     np.testing.assert_array_equal(proc.samples[name], saved[name], err_msg=name)
+    np.testing.assert_array_equal(more.samples[name], saved["more_" + name], err_msg=name)
 print("equal")
 """
 
@@ -536,15 +547,19 @@ print("equal")
 def test_process_chains_run_programs_compiled_once(small_run, tmp_path):
     """Without a persistent compilation cache (a fresh Python process), ``"processes"`` compiles
     the chain programs once, in the calling process, and its 2 workers load them: the programs
-    serialize, and the draws equal ``"sequential"`` ones (run here)."""
+    serialize, a continuation compiles nothing (it finds the fit's programs), and the draws of
+    the fit and of its continuation equal ``"sequential"`` ones (run here)."""
     import os
     import subprocess
     import sys
 
     Xs, y, cfg, _ = small_run
-    seq = run_m3lak(Xs, y, cfg, num_warmup=30, num_samples=20, num_chains=3, random_state=4)
+    kw = dict(num_warmup=30, num_samples=20, num_chains=3, random_state=4)
+    seq = run_m3lak(Xs, y, cfg, **kw)
+    more = run_m3lak(Xs, y, cfg, init_state=seq.chain_states, **kw)
     names = ("beta", "omega", "tau", "decision")
-    np.savez(tmp_path / "data.npz", X0=Xs[0], X1=Xs[1], y=y, **{name: seq.samples[name] for name in names})
+    draws = {**{n: seq.samples[n] for n in names}, **{"more_" + n: more.samples[n] for n in names}}
+    np.savez(tmp_path / "data.npz", X0=Xs[0], X1=Xs[1], y=y, **draws)
     env = {k: v for k, v in os.environ.items() if k != "JAX_COMPILATION_CACHE_DIR"}
     child = subprocess.run(
         [sys.executable, "-c", _PROCESSES_CHILD, str(tmp_path / "data.npz")],

@@ -70,12 +70,12 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         old name) fixes the fit and the predictive draws: the same int gives identical
         predictions. The int used is ``random_seed_``. ``chain_method``: ``"processes"`` (the
         default: the chains spread over worker processes, one per CPU up to ``num_chains``, each
-        running its chains one after another; each worker imports JAX and compiles once, and a
-        refit of the same shapes reuses them; with one CPU or one chain, on an accelerator
-        backend or with ``shard_data``/``mesh``, the chains run in this process), ``"sequential"``
-        (one after another in this process: the same draws as ``"processes"``), ``"vectorized"``
-        (one vmapped program) or ``"parallel"`` (one chain per JAX device, see
-        ``docs/scaling.md``).
+        running its chains one after another; the programs are compiled once in this process
+        and loaded by the workers, which stay alive for refits; with one CPU or one chain, on
+        an accelerator backend or with ``shard_data``/``mesh``, the chains run in this
+        process), ``"sequential"`` (one after another in this process: the same draws as
+        ``"processes"``), ``"vectorized"`` (one vmapped program) or ``"parallel"`` (one chain
+        per JAX device, see ``docs/scaling.md``).
     standardize : bool
         Standardise each view with the training means/scales of its observed rows.
     eta, alpha, a_r, b_r, a_tau, b_tau, v, v_prior, niw_kappa0, niw_nu0, niw_mu0, niw_psi0,

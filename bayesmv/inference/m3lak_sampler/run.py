@@ -189,11 +189,16 @@ def _serialized_programs(settings: _RunSettings, data, start, warm_up):
     ``"sequential"`` fit of the same shapes: its sort specialises itself on the first run)."""
     if jax.config.jax_enable_compilation_cache and jax.config.jax_compilation_cache_dir:
         return None
-    state = start
+    # lowered on abstract values (as the init program's out_info), so that a continuation
+    # from concrete states finds the programs that the fit compiled
+    state = jax.tree.map(
+        lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=x.sharding, weak_type=x.aval.weak_type),
+        start,
+    )
     init = None
     try:
         if warm_up:
-            compiled = _init_chain.lower(settings, start, data).compile()
+            compiled = _init_chain.lower(settings, state, data).compile()
             init, state = serialize(compiled), compiled.out_info
         warm, draws = _draw_calls(settings, warm_up)
         return init, {
