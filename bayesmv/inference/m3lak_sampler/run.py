@@ -185,8 +185,8 @@ def _serialized_programs(settings: _RunSettings, data, start, warm_up):
     do not compile: compilations running side by side share the cores (at the demo's shapes,
     1.6x as long as one alone). None, and each worker compiles its own, where XLA:CPU cannot
     serialize the programs: with JAX's persistent compilation cache on (a program read from it
-    serializes without its code), or after this process has run the same program (e.g. a
-    ``"sequential"`` fit of the same shapes: its sort specialises itself on the first run)."""
+    serializes without its code), or after this process has run the same program (a program
+    with a sort no longer serializes once it has run)."""
     if jax.config.jax_enable_compilation_cache and jax.config.jax_compilation_cache_dir:
         return None
     # lowered on abstract values (as the init program's out_info), so that a continuation
@@ -330,10 +330,10 @@ def run_m3lak(
     start from the same per-chain keys as ``"sequential"`` ones and equal them to rounding at
     first; the two compiled programs round differently and the chains drift apart, so at
     realistic lengths they are other draws of the same posterior. ``"processes"`` runs the
-    sequential program of the chains in ``min(num_chains, CPUs)`` worker processes (each
-    imports JAX and compiles once): the same draws as ``"sequential"``, in less time where the
-    machine has more than one core; with one worker, on an accelerator backend or with a data
-    mesh it runs them in this process. Raises
+    sequential program of the chains in ``min(num_chains, CPUs)`` worker processes (compiled
+    once here and loaded by the workers): the same draws as ``"sequential"``, in less time
+    where the machine has more than one core; with one worker, on an accelerator backend or
+    with a data mesh it runs them in this process. Raises
     :class:`M3LAKNumericalError` (naming the block) if any block produced non-finite values and
     :class:`DPCapacityError` if the DP needed more than ``config.dp_capacity`` components
     (``on_dp_overflow="ignore"``: no error; the caller checks ``post.last_state.latent.dp.overflow``
