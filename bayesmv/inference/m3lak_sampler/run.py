@@ -193,17 +193,17 @@ def _serialized_programs(settings: _RunSettings, data, start, warm_up):
     # from concrete states finds the programs that the fit compiled
     state = jax.tree.map(
         lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=x.sharding, weak_type=x.aval.weak_type),
-        start,
+        jax.tree.map(jnp.asarray, start),
     )
     init = None
+    if warm_up:
+        init = _init_chain.lower(settings, state, data).compile()
+        state = init.out_info
+    warm, draws = _draw_calls(settings, warm_up)
+    draws = {call: _draw_chain.lower(call, state, data).compile() for call in set(warm + draws)}
     try:
-        if warm_up:
-            compiled = _init_chain.lower(settings, state, data).compile()
-            init, state = serialize(compiled), compiled.out_info
-        warm, draws = _draw_calls(settings, warm_up)
-        return init, {
-            call: serialize(_draw_chain.lower(call, state, data).compile()) for call in set(warm + draws)
-        }
+        init = None if init is None else serialize(init)
+        return init, {call: serialize(program) for call, program in draws.items()}
     except jax.errors.JaxRuntimeError:
         return None
 
