@@ -17,7 +17,7 @@ For the DP, also the largest r̂ and smallest bulk ESS of the training decision 
 ``--hmc-steps-joint`` overrides the leapfrog steps of the joint (β, Ω) move (the estimator's
 ``hmc_steps_joint``), the move that limits how fast the frequencies, and so the components, mix.
 
-Run: ``python benchmarks/m3lak_spectrum.py [--splits 5] [--n-latent 10] [--hmc-steps-joint N] [--quick]``.
+Run: ``python benchmarks/m3lak_spectrum.py [--splits 5] [--n-latent m] [--hmc-steps-joint N] [--quick]``.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def _fit(spectral_prior, n_latent, seed, data, sampler):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--splits", type=int, default=5)
-    ap.add_argument("--n-latent", type=int, default=10)  # the estimator's default
+    ap.add_argument("--n-latent", type=int, default=M3LAKClassifier().n_latent)
     ap.add_argument("--hmc-steps-joint", type=int, default=None, help="leapfrog steps of the (β, Ω) move")
     ap.add_argument("--quick", action="store_true", help="one split, 2 short chains (a smoke run)")
     args = ap.parse_args()
