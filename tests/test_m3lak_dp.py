@@ -23,7 +23,9 @@ from bayesmv.inference.dp import (
     dp_collapsed_update,
     log_assignment_joint,
     niw_predictive_log_density,
+    niw_scale_log_density,
     niw_statistics,
+    sample_niw_scale,
     split_merge_step,
 )
 
@@ -36,29 +38,29 @@ PRIOR = (jnp.asarray(MU0), KAPPA0, NU0, jnp.asarray(PSI0))
 OMEGA = np.array([[0.1, 0.4], [0.2, 0.1], [2.5, -1.0], [2.2, -1.4], [-0.3, 0.9]])
 
 
-def _niw_posterior(X):
+def _niw_posterior(X, psi0=PSI0):
     """κ_n, ν_n, μ_n, Ψ_n of the frequencies X (rows), by the textbook formulas."""
     n = len(X)
     kn, vn = KAPPA0 + n, NU0 + n
     if n == 0:
-        return kn, vn, MU0, PSI0
+        return kn, vn, MU0, psi0
     xbar = X.mean(0)
     S = (X - xbar).T @ (X - xbar)
     mun = (KAPPA0 * MU0 + n * xbar) / kn
-    psin = PSI0 + S + KAPPA0 * n / kn * np.outer(xbar - MU0, xbar - MU0)
+    psin = psi0 + S + KAPPA0 * n / kn * np.outer(xbar - MU0, xbar - MU0)
     return kn, vn, mun, psin
 
 
-def _log_evidence(X):
+def _log_evidence(X, psi0=PSI0):
     """log p(X) with (μ, Σ) ~ NIW integrated out (Murphy 2007, eq. 266)."""
     n = len(X)
-    kn, vn, _, psin = _niw_posterior(X)
+    kn, vn, _, psin = _niw_posterior(X, psi0)
     d = M_DIM
     return (
         -n * d / 2 * np.log(np.pi)
         + multigammaln(vn / 2, d)
         - multigammaln(NU0 / 2, d)
-        + NU0 / 2 * np.linalg.slogdet(PSI0)[1]
+        + NU0 / 2 * np.linalg.slogdet(psi0)[1]
         - vn / 2 * np.linalg.slogdet(psin)[1]
         + d / 2 * np.log(KAPPA0 / kn)
     )
@@ -213,3 +215,70 @@ def test_update_draws_sticks_and_components_given_the_new_assignments():
     for k in np.nonzero(counts)[0]:  # each occupied component's mean sits at its cluster's mean
         members = np.asarray(omega)[np.asarray(new.z) == k]
         assert np.max(np.abs(np.asarray(new.mu[k]) - members.mean(0))) < 0.5
+
+
+# The NIW scale ψ (Ψ0 = ψ I, ψ ~ Gamma(a, b)) given z and Ω, the components integrated out.
+SCALE_PRIOR = (2.0, 1.5)
+Z_SCALE = np.array([0, 0, 1, 1, 3])  # three occupied slots of five, one between them empty
+
+
+def _log_scale_posterior(t, z):
+    """log p(t | z, Ω) + const for t = log ψ, from the textbook evidence with Ψ0 = e^t I, the
+    Gamma density of ψ and the Jacobian e^t."""
+    psi = np.exp(t)
+    evidence = sum(_log_evidence(OMEGA[z == k], psi * np.eye(M_DIM)) for k in np.unique(z))
+    return st.gamma.logpdf(psi, SCALE_PRIOR[0], scale=1.0 / SCALE_PRIOR[1]) + t + evidence
+
+
+def _scale_density(prior=SCALE_PRIOR):
+    return niw_scale_log_density(
+        jnp.asarray(Z_SCALE), jnp.asarray(OMEGA), 5, jnp.asarray(MU0), KAPPA0, NU0, prior
+    )
+
+
+def test_niw_scale_density_matches_the_textbook_evidence():
+    ts = np.linspace(-4.0, 3.0, 15)
+    got = np.array([float(_scale_density()(t)) for t in ts])
+    want = np.array([_log_scale_posterior(t, Z_SCALE) for t in ts])
+    np.testing.assert_allclose(got - got[0], want - want[0], rtol=1e-10, atol=1e-9)
+
+
+def _scale_step_ks(step_prior, n=20_000, steps=3):
+    """KS p-value of exact draws of log ψ (inverse CDF on a fine grid of the tested density)
+    after ``steps`` slice steps whose target uses ``step_prior``."""
+    grid = np.linspace(-10.0, 6.0, 32_001)
+    logp = np.asarray(jax.vmap(_scale_density())(jnp.asarray(grid)))
+    cdf = np.cumsum(np.exp(logp - logp.max()))
+    cdf /= cdf[-1]
+    rng = np.random.default_rng(3)
+    t = np.interp(rng.uniform(size=n), cdf, grid)
+
+    @jax.jit
+    def move(keys, t):
+        def one(k, t):
+            psi = jnp.exp(t)
+            for kk in jax.random.split(k, steps):
+                args = (
+                    jnp.asarray(Z_SCALE),
+                    jnp.asarray(OMEGA),
+                    5,
+                    jnp.asarray(MU0),
+                    KAPPA0,
+                    NU0,
+                    step_prior,
+                )
+                psi = sample_niw_scale(kk, psi, *args)
+            return jnp.log(psi)
+
+        return jax.vmap(one)(keys, t)
+
+    moved = np.asarray(move(jax.random.split(jax.random.PRNGKey(4), n), jnp.asarray(t)))
+    return st.kstest(moved, lambda x: np.interp(x, grid, cdf)).pvalue
+
+
+def test_niw_scale_step_keeps_exact_draws_exact():
+    assert _scale_step_ks(SCALE_PRIOR) > 0.001
+
+
+def test_niw_scale_check_detects_a_wrong_step():
+    assert _scale_step_ks((SCALE_PRIOR[0], 2.0 * SCALE_PRIOR[1])) < 1e-6

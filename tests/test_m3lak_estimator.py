@@ -157,8 +157,32 @@ def test_config_has_every_prior_field():
     params = M3LAKClassifier().get_params()
     missing = [f.name for f in dataclasses.fields(M3LAKConfig) if f.name not in params]
     assert not missing, missing
-    cfg = model_config(M3LAKClassifier(n_latent=3, eta=5.0, v_prior=[1, 2]).get_params())
-    assert cfg.n_latent == 3 and cfg.eta == 5.0 and cfg.v_prior == (1.0, 2.0)
+    cfg = model_config(
+        M3LAKClassifier(n_latent=3, eta=5.0, v_prior=[1, 2], niw_psi0_prior=[3, 4]).get_params()
+    )
+    assert (
+        cfg.n_latent == 3
+        and cfg.eta == 5.0
+        and cfg.v_prior == (1.0, 2.0)
+        and cfg.niw_psi0_prior == (3.0, 4.0)
+    )
+
+
+def test_niw_scale_is_a_latent_only_under_its_prior():
+    """With ``niw_psi0_prior=(a, b)`` the NIW scale ψ starts at a / b and is stored with each
+    draw; without it the state holds no ψ (the fixed ``niw_psi0``) and stores none."""
+    import dataclasses
+
+    from bayesmv.inference.m3lak_sampler import initial_latent, prepare_data, sweep_outputs
+    from bayesmv.models.m3lak import M3LAKConfig
+
+    data = prepare_data(XS_SMALL, np.where(Y_SMALL == Y_SMALL[0], 1.0, -1.0))
+    cfg = M3LAKConfig(n_latent=2, n_frequencies=3, dp_capacity=10, niw_psi0_prior=(2.0, 4.0))
+    latent = initial_latent(jax.random.PRNGKey(0), data, cfg)
+    assert float(latent.psi0) == 0.5 and float(sweep_outputs(latent, data, cfg)["niw_psi0"]) == 0.5
+    fixed = dataclasses.replace(cfg, niw_psi0_prior=None)
+    latent = initial_latent(jax.random.PRNGKey(0), data, fixed)
+    assert latent.psi0 is None and "niw_psi0" not in sweep_outputs(latent, data, fixed)
 
 
 def test_niw_nu0_default_is_twice_n_latent_and_explicit_values_pass_through():
@@ -184,6 +208,8 @@ XS_SMALL, Y_SMALL = make_latent_views(n_samples=40, n_views=2, n_latent=2, n_fea
         ({"chain_method": "magic"}, "chain_method"),
         ({"niw_nu0": 0.5, "n_latent": 3}, "niw_nu0"),
         ({"v_prior": (1.0,)}, "v_prior"),
+        ({"niw_psi0_prior": (1.0, -2.0)}, "niw_psi0_prior"),
+        ({"niw_psi0_prior": 3.0}, "niw_psi0_prior"),
         ({"eta": 0.0}, "eta"),
         ({"random_state": -3}, "random_state"),
         ({"noise": "diagonal"}, "noise"),

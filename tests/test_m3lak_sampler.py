@@ -5,7 +5,8 @@ Geweke: the joint π(θ, X) ∝ p0(θ) ℓ(y | θ) p(X | θ) for fixed labels y 
 pseudo-likelihood ℓ ≤ 1 does not normalise over y, so y is held fixed and θ is drawn from
 p0(θ)ℓ(y|θ)/Z by exact rejection sampling from the prior; the same for the logistic likelihood,
 whose joint (β, Ω) move is then covered too, and with one noise precision per feature,
-``noise="feature"``; the latent-axis scale and shear moves are on in every configuration; the DP
+``noise="feature"``, and a Gamma prior on the NIW scale ψ; the latent-axis scale and shear
+moves are on in every configuration; the DP
 assignments are collapsed, with the slice sampler in one configuration). The
 marginal-conditional simulator draws (θ, X) from it independently; the successive-conditional
 simulator alternates one sampler sweep θ | X, y with X | θ. Both must give the same means of ~90
@@ -69,8 +70,13 @@ CONFIGS = {
         precision_update="collapsed",
         niw_mu0=0.5,  # the latent-axis moves' NIW-mean terms
     ),
-    "logistic-per-feature-noise": dataclasses.replace(
-        BASE, augmented=False, likelihood="logistic", hmc_steps_joint=4, noise="feature"
+    "logistic-per-feature-noise-niw-scale": dataclasses.replace(
+        BASE,
+        augmented=False,
+        likelihood="logistic",
+        hmc_steps_joint=4,
+        noise="feature",
+        niw_psi0_prior=(3.0, 3.0),
     ),
 }
 N_MC, N_SC, N_BATCH = 100_000, 20_000, 100
@@ -104,8 +110,11 @@ def _prior_draw(key, cfg):
         for kk, D in zip(jax.random.split(k[4], len(DS)), DS)
     )
     Us = tuple(jax.random.normal(kk, (N, K)) for kk in jax.random.split(k[5], len(DS)))
+    psi = None
+    if cfg.niw_psi0_prior is not None:
+        psi = jax.random.gamma(jax.random.fold_in(k[6], 1), cfg.niw_psi0_prior[0]) / cfg.niw_psi0_prior[1]
     if cfg.spectral_prior == "dp":
-        mu0, kappa0, nu0, psi0 = _niw_prior(cfg)
+        mu0, kappa0, nu0, psi0 = _niw_prior(cfg, scale=psi)
         dp, omega = dp_prior_draw(k[6], cfg.dp_capacity, M, cfg.alpha, mu0, kappa0, nu0, psi0)
         dp = dp._replace(overflow=jnp.zeros((), bool))
     else:
@@ -123,7 +132,7 @@ def _prior_draw(key, cfg):
     else:
         lam = cond.sample_lambda_conditional(k[9], f, Y, cfg.C)
         loglik = -2.0 * cfg.C * jnp.sum(jnp.maximum(0.0, 1.0 - Y * f))
-    lat = M3LAKLatent(H, Us, Ws, Vs, tau, r, omega, beta, lam, v, dp)
+    lat = M3LAKLatent(H, Us, Ws, Vs, tau, r, omega, beta, lam, v, dp, psi)
     accept = jnp.log(jax.random.uniform(k[10])) < loglik
     return lat, _draw_X(k[11], lat), accept
 
@@ -143,6 +152,7 @@ def _test_functions(lat: M3LAKLatent, Xs):
         lat.omega.ravel() ** 2,
         jnp.log(lat.lam),
         jnp.atleast_1d(jnp.log(lat.v)),
+        jnp.zeros(1) if lat.psi0 is None else jnp.atleast_1d(jnp.log(lat.psi0)),  # the NIW scale
         jnp.atleast_1d(jnp.sum(component_counts(lat.dp) > 0)),  # the DP's active components
         (lat.dp.z[:, None] == lat.dp.z[None, :])[jnp.triu_indices(lat.dp.z.shape[0], 1)],  # ties
     ]

@@ -32,6 +32,7 @@ import jax
 import jax.numpy as jnp
 
 from . import _random
+from .slice import slice_step
 
 __all__ = [
     "DPState",
@@ -44,6 +45,8 @@ __all__ = [
     "dp_slice_update",
     "log_assignment_joint",
     "niw_predictive_log_density",
+    "niw_scale_log_density",
+    "sample_niw_scale",
     "split_merge_step",
     "sample_niw",
     "sticks_and_components",
@@ -320,6 +323,35 @@ def log_assignment_joint(z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0):
     stats = niw_statistics(z, omega, n_slots, mu0, kappa0, nu0, psi0)
     log_evidence = _log_evidence(stats, omega.shape[1], kappa0, nu0, psi0)
     return _log_labelled_prior(stats.counts, alpha) + jnp.sum(log_evidence)
+
+
+def niw_scale_log_density(z, omega, n_slots, mu0, kappa0, nu0, prior):
+    """``t ↦ log p(t | z, Ω)`` up to a constant, for ``t = log ψ`` of the NIW scale matrix
+    ``Ψ0 = ψ I`` under ``ψ ~ Gamma(a, b)`` (``prior = (a, b)``, shape and rate), with every
+    component integrated out. The ``ψ``-dependent part of each occupied slot's evidence
+    (:func:`log_assignment_joint`) is ``(ν0 m/2) t − (ν_{n,k}/2) log|e^t I + S_k|`` with
+    ``S_k = Ψ_{n,k} − Ψ0`` (its scatter and mean terms), so the eigenvalues of ``S_k`` are
+    computed once; an empty slot's two terms cancel. Returns the function of ``t``."""
+    m = omega.shape[1]
+    onehot = jax.nn.one_hot(z, n_slots, dtype=omega.dtype)
+    no_scale = jnp.zeros((m, m), omega.dtype)
+    counts, _, _, nu_n, S = _niw_posterior_params(omega, onehot, mu0, kappa0, nu0, no_scale)
+    eig = jnp.maximum(jnp.linalg.eigvalsh(S), 0.0)  # (Kc, m); S_k is positive semi-definite
+    a, b = prior
+
+    def log_density(t):
+        slots = 0.5 * nu0 * m * t - 0.5 * nu_n * jnp.sum(jnp.log(jnp.exp(t) + eig), -1)
+        return a * t - b * jnp.exp(t) + jnp.sum(jnp.where(counts > 0, slots, 0.0))  # Jacobian e^t
+
+    return log_density
+
+
+def sample_niw_scale(key, scale, z, omega, n_slots, mu0, kappa0, nu0, prior, width=1.0):
+    """One slice step (in ``log ψ``) of the NIW scale ``ψ`` given ``z`` and ``Ω``, the components
+    integrated out (:func:`niw_scale_log_density`). The caller draws the components given the
+    new ``ψ`` next, which makes the pair a blocked draw of ``(ψ, μ, Σ) | z, Ω``."""
+    log_density = niw_scale_log_density(z, omega, n_slots, mu0, kappa0, nu0, prior)
+    return jnp.exp(slice_step(key, jnp.log(scale), log_density, width))
 
 
 def split_merge_step(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0):

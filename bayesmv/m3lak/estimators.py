@@ -90,6 +90,11 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         1.027).
         ``augmented=True`` updates H and Ω given λ as the paper does; the default updates them
         under the λ-marginal hinge (same posterior, no stiff rows; see ``M3LAKConfig``).
+    niw_psi0_prior : (a, b) or None
+        Not in the paper: a Gamma prior (shape, rate) on the NIW scale ``ψ`` (``Ψ0 = ψ I``), so
+        that the spectrum's components, and with them the kernel's length-scales, take the
+        scale the data need (``niw_psi0`` is then unused; the draws of ``ψ`` are stored as
+        ``niw_psi0``). None: ``ψ = niw_psi0``.
     dp_update : {"collapsed", "slice"}, dp_split_merge : int
         How the DP spectrum's assignments of frequencies to components move:
         ``"collapsed"`` (not in the paper), ``dp_split_merge`` split–merge proposals per sweep
@@ -192,6 +197,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         niw_nu0=None,
         niw_mu0=0.01,
         niw_psi0=1.0,
+        niw_psi0_prior=None,
         dp_capacity=50,
         dp_update="collapsed",
         dp_split_merge=5,
@@ -235,6 +241,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         self.niw_nu0 = niw_nu0
         self.niw_mu0 = niw_mu0
         self.niw_psi0 = niw_psi0
+        self.niw_psi0_prior = niw_psi0_prior
         self.dp_capacity = dp_capacity
         self.dp_update = dp_update
         self.dp_split_merge = dp_split_merge

@@ -58,11 +58,13 @@ def check_settings(params):
                 f"niw_nu0 must exceed n_latent - 1 = {p.n_latent - 1} (Inverse-Wishart degrees of "
                 f"freedom), got {p.niw_nu0!r}; use None for the default nu0 = 2 n_latent"
             )
-    if p.v_prior is not None:
-        if not isinstance(p.v_prior, (tuple, list)) or len(p.v_prior) != 2:
-            raise ValueError(f"v_prior must be None or a pair (a_v, b_v), got {p.v_prior!r}")
-        check_positive("v_prior[0] (a_v)", p.v_prior[0])
-        check_positive("v_prior[1] (b_v)", p.v_prior[1])
+    for name in ("v_prior", "niw_psi0_prior"):
+        prior = getattr(p, name)
+        if prior is not None:
+            if not isinstance(prior, (tuple, list)) or len(prior) != 2:
+                raise ValueError(f"{name} must be None or a pair (shape, rate), got {prior!r}")
+            check_positive(f"{name}[0] (shape)", prior[0])
+            check_positive(f"{name}[1] (rate)", prior[1])
     if p.spectral_prior not in SPECTRAL_PRIORS:
         raise ValueError(f"spectral_prior must be one of {SPECTRAL_PRIORS}, got {p.spectral_prior!r}")
     if p.chain_method not in CHAIN_METHODS:
@@ -115,7 +117,7 @@ def model_config(params):
     for f in dataclasses.fields(M3LAKConfig):
         if f.name in params:
             value = params[f.name]
-            if f.name == "v_prior" and value is not None:
+            if f.name in ("v_prior", "niw_psi0_prior") and value is not None:
                 value = tuple(float(x) for x in value)
             if f.name == "fixed_blocks" and not isinstance(value, str):
                 value = tuple(value)  # a list from set_params; validate() rejects the rest

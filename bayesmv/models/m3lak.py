@@ -107,6 +107,10 @@ class M3LAKConfig:
     niw_nu0: float | None = None  # None -> m
     niw_mu0: float = 0.01
     niw_psi0: float = 1.0
+    # --- not in the paper: a Gamma(a, b) prior (shape, rate) on the NIW scale ψ (Ψ0 = ψ I), so
+    # the components' scale, and with it the kernel's length-scales, is learned; ψ then starts
+    # at the prior mean a / b and niw_psi0 is unused.
+    niw_psi0_prior: tuple | None = None
     dp_capacity: int = 50
     # DP assignments: "collapsed" = z_j | z_{-j}, Ω with the sticks and components integrated out
     # (NIW predictive, Neal 2000 Alg. 3) after dp_split_merge split–merge proposals (Dahl 2005),
@@ -189,6 +193,11 @@ class M3LAKConfig:
         if self.v_prior is not None:
             if len(self.v_prior) != 2 or min(self.v_prior) <= 0:
                 raise ValueError(f"M3LAKConfig.v_prior must be (a_v, b_v) > 0; got {self.v_prior!r}")
+        if self.niw_psi0_prior is not None:
+            if len(self.niw_psi0_prior) != 2 or min(self.niw_psi0_prior) <= 0:
+                raise ValueError(
+                    f"M3LAKConfig.niw_psi0_prior must be (a, b) > 0; got {self.niw_psi0_prior!r}"
+                )
         if self.lengthscale is not None and not self.lengthscale > 0:
             raise ValueError(f"M3LAKConfig.lengthscale must be positive; got {self.lengthscale!r}")
         if not 0 < self.target_accept < 1:
@@ -355,10 +364,14 @@ def spectral_prior_model(config: M3LAKConfig):
     log_rest = jnp.concatenate([jnp.zeros(1), jnp.cumsum(jnp.log1p(-nu))])
     weights = jnp.exp(log_rest) * jnp.concatenate([nu, jnp.ones(1)])  # last stick takes the rest
     numpyro.deterministic("dp_weights", weights)
-    # NIW: Σ_k ~ IW(Ψ0, ν0)  <=>  Σ_k^{-1} ~ Wishart(ν0, Ψ0^{-1});  μ_k ~ N(μ0, Σ_k / κ0)
+    # NIW: Σ_k ~ IW(Ψ0, ν0)  <=>  Σ_k^{-1} ~ Wishart(ν0, Ψ0^{-1});  μ_k ~ N(μ0, Σ_k / κ0); Ψ0 = ψ I
+    if config.niw_psi0_prior is not None:
+        psi = numpyro.sample("niw_psi0", dist.Gamma(*config.niw_psi0_prior))
+    else:
+        psi = config.niw_psi0
     prec = numpyro.sample(
         "dp_precision",
-        dist.Wishart(config.nu0, scale_matrix=jnp.eye(m) / config.niw_psi0).expand([Kc]).to_event(1),
+        dist.Wishart(config.nu0, scale_matrix=jnp.eye(m) / psi).expand([Kc]).to_event(1),
     )
     mu = numpyro.sample(
         "dp_mu",

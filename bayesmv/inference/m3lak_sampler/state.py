@@ -37,6 +37,7 @@ BLOCK_NAMES = {
     10: "v",
     11: "(beta, omega) joint HMC",
     12: "latent-axis scale and shear",
+    13: "NIW scale psi",
 }
 
 
@@ -66,6 +67,7 @@ class M3LAKLatent(NamedTuple):
     lam: jnp.ndarray
     v: jnp.ndarray
     dp: DPState
+    psi0: jnp.ndarray | None = None  # the NIW scale ψ with ``niw_psi0_prior``; else None (fixed)
 
 
 class M3LAKState(NamedTuple):

@@ -8,7 +8,9 @@ One sweep (:func:`m3lak_sweep`, pure and jit-able) updates, in order:
 2. ``Ω`` — joint HMC (eq. 3) under the current DP component of each ω_j,
 3. DP assignments, sticks and components — only for ``spectral_prior="dp"``: collapsed
    assignments with the NIW predictive (``config.dp_update="collapsed"``, Neal 2000) or the
-   paper's slice sampler (``"slice"``, eqs. 5–9),
+   paper's slice sampler (``"slice"``, eqs. 5–9); with ``config.niw_psi0_prior`` then the NIW
+   scale ``ψ`` given ``z`` and ``Ω`` (components integrated out, a slice step in ``log ψ``)
+   and the sticks and components again given it (not in the paper),
 4. ``λ`` (eq. 2),
 5. ``β`` (eq. 1),
 6. ``U`` (eq. 10),
@@ -59,6 +61,7 @@ from ..dp import (
     component_counts,
     dp_collapsed_update,
     dp_slice_update,
+    sample_niw_scale,
     stick_weights,
     sticks_and_components,
 )
@@ -75,18 +78,26 @@ __all__ = [
 ]
 
 
-def _niw_prior(config: M3LAKConfig, dtype=jnp.float64):
+def _niw_scale(config: M3LAKConfig, latent: M3LAKLatent):
+    """The NIW scale ``ψ`` (``Ψ0 = ψ I``): the state's with ``niw_psi0_prior``, else ``niw_psi0``."""
+    return config.niw_psi0 if config.niw_psi0_prior is None else latent.psi0
+
+
+def _niw_prior(config: M3LAKConfig, dtype=jnp.float64, scale=None):
+    """``(μ0, κ0, ν0, Ψ0)``, with ``Ψ0 = ψ I`` for ``ψ = scale`` (default ``niw_psi0``)."""
     m = config.n_latent
     mu0 = jnp.full((m,), config.niw_mu0, dtype)
-    psi0 = config.niw_psi0 * jnp.eye(m, dtype=dtype)
+    psi0 = (config.niw_psi0 if scale is None else scale) * jnp.eye(m, dtype=dtype)
     return mu0, config.niw_kappa0, config.nu0, psi0
 
 
-def _axis_prior(config: M3LAKConfig, dtype=jnp.float64) -> AxisPrior:
+def _axis_prior(config: M3LAKConfig, dtype=jnp.float64, scale=None) -> AxisPrior:
     if config.spectral_prior == "gaussian":
         return AxisPrior(config.a_r, config.b_r, "gaussian", sigma=config.omega_scale)
     mu0, kappa0, nu0, _ = _niw_prior(config, dtype)
-    return AxisPrior(config.a_r, config.b_r, "dp", kappa0, nu0, config.niw_psi0, mu0)
+    return AxisPrior(
+        config.a_r, config.b_r, "dp", kappa0, nu0, config.niw_psi0 if scale is None else scale, mu0
+    )
 
 
 def _dp_update(config: M3LAKConfig):
@@ -264,11 +275,26 @@ def m3lak_sweep(
         omega, flag = _guard(omega, latent.omega, 2, flag)
         latent = latent._replace(omega=omega)
 
-    # 3. DP assignments, sticks and components
+    # 3. DP assignments, sticks and components; then, with niw_psi0_prior, (ψ, sticks, components)
+    # | z, Ω: ψ by a slice step with the components integrated out, the rest drawn given it
     if config.spectral_prior == "dp" and "dp" not in fixed:
-        mu0, kappa0, nu0, psi0 = _niw_prior(config, latent.omega.dtype)
+        mu0, kappa0, nu0, psi0 = _niw_prior(config, latent.omega.dtype, _niw_scale(config, latent))
         dp = _dp_update(config)(keys[2], latent.dp, latent.omega, config.alpha, mu0, kappa0, nu0, psi0)
         dp, flag = _guard(dp, latent.dp, 3, flag)
+        if config.niw_psi0_prior is not None:
+            k_scale, k_draw = jax.random.split(jax.random.fold_in(keys[2], 1))
+            Kc = dp.nu.shape[0]
+            psi = sample_niw_scale(
+                k_scale, latent.psi0, dp.z, latent.omega, Kc, mu0, kappa0, nu0, config.niw_psi0_prior
+            )
+            psi, flag = _guard(psi, latent.psi0, 13, flag)
+            _, _, _, psi0 = _niw_prior(config, latent.omega.dtype, psi)
+            parts = sticks_and_components(
+                k_draw, dp.z, latent.omega, Kc, config.alpha, mu0, kappa0, nu0, psi0
+            )
+            (nu, mu, G, logdet), flag = _guard(parts, (dp.nu, dp.mu, dp.prec_sqrt, dp.logdet_prec), 13, flag)
+            dp = dp._replace(nu=nu, mu=mu, prec_sqrt=G, logdet_prec=logdet)
+            latent = latent._replace(psi0=psi)
         latent = latent._replace(dp=dp)
 
     # 4–5. λ then β (hinge only)
@@ -335,7 +361,7 @@ def m3lak_sweep(
             latent.r,
             latent.omega,
             latent.dp,
-            _axis_prior(config, latent.H.dtype),
+            _axis_prior(config, latent.H.dtype, _niw_scale(config, latent)),
             valid,
         )
         old = (latent.H, latent.Ws, latent.r, latent.omega, latent.dp)
@@ -366,6 +392,8 @@ def sweep_outputs(latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig):
         out["dp_n_active"] = jnp.sum(component_counts(latent.dp) > 0)
     if config.v_prior is not None:
         out["v"] = latent.v
+    if config.niw_psi0_prior is not None and config.spectral_prior == "dp":
+        out["niw_psi0"] = latent.psi0
     return out
 
 
@@ -415,10 +443,13 @@ def initial_latent(key, data: M3LAKData, config: M3LAKConfig) -> M3LAKLatent:
         )
         Ws.append(W), Vs.append(Vv), taus.append(t)
         rs.append(cond.sample_r_conditional(kk[3 * i + 2], W, config.a_r, config.b_r))
+    psi = None  # the NIW scale, a latent only under niw_psi0_prior
     if config.spectral_prior == "dp":
         omega = jax.random.normal(keys[3], (M, m), dtype) / np.sqrt(m)
         Kc = config.dp_capacity
-        mu0, kappa0, nu0, psi0 = _niw_prior(config, dtype)
+        if config.niw_psi0_prior is not None:
+            psi = jnp.asarray(config.niw_psi0_prior[0] / config.niw_psi0_prior[1], dtype)
+        mu0, kappa0, nu0, psi0 = _niw_prior(config, dtype, psi)
         z = jnp.zeros((M,), jnp.int32)  # one component holds every ω; the first sweep splits it
         nu, mu, G, logdet = sticks_and_components(keys[4], z, omega, Kc, config.alpha, mu0, kappa0, nu0, psi0)
         dp = DPState(nu, mu, G, logdet, z, jnp.zeros((), bool))
@@ -429,7 +460,9 @@ def initial_latent(key, data: M3LAKData, config: M3LAKConfig) -> M3LAKLatent:
     lam = jnp.ones((N,), dtype)
     feats = feature_map(H, omega) * valid[:, None]
     beta = cond.sample_beta_conditional(keys[5], feats, data.y, lam, config.C, v)
-    return M3LAKLatent(H, Us, tuple(Ws), tuple(Vs), _join_noise(taus), jnp.stack(rs), omega, beta, lam, v, dp)
+    return M3LAKLatent(
+        H, Us, tuple(Ws), tuple(Vs), _join_noise(taus), jnp.stack(rs), omega, beta, lam, v, dp, psi
+    )
 
 
 # Eager execution of initial_latent costs ~3x more CPU than compiling it, and the jitted
