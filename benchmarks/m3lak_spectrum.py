@@ -16,8 +16,11 @@ error over the splits, and whether it exceeds 2 standard errors; the same for th
 For the DP, also the largest r̂ and smallest bulk ESS of the training decision values.
 ``--hmc-steps-joint`` overrides the leapfrog steps of the joint (β, Ω) move (the estimator's
 ``hmc_steps_joint``), the move that limits how fast the frequencies, and so the components, mix.
+``--niw-psi0-prior A B`` puts a Gamma(A, B) prior on the NIW scale ψ (the estimator's
+``niw_psi0_prior``); the DP rows then print ψ's posterior mean.
 
-Run: ``python benchmarks/m3lak_spectrum.py [--splits 5] [--n-latent m] [--hmc-steps-joint N] [--quick]``.
+Run: ``python benchmarks/m3lak_spectrum.py [--splits 5] [--n-latent m] [--hmc-steps-joint N]
+[--niw-psi0-prior A B] [--quick]``.
 """
 
 from __future__ import annotations
@@ -73,6 +76,7 @@ def _fit(spectral_prior, n_latent, seed, data, sampler):
         )
         row["active_rhat"], row["active_ess"] = _worst_rhat_ess(active)
         row["decision_rhat"], row["decision_ess"] = _worst_rhat_ess(posterior["decision"].values)
+        row["psi"] = float(posterior["niw_psi0"].mean()) if "niw_psi0" in posterior else None
     return row
 
 
@@ -81,12 +85,17 @@ def main():
     ap.add_argument("--splits", type=int, default=5)
     ap.add_argument("--n-latent", type=int, default=M3LAKClassifier().n_latent)
     ap.add_argument("--hmc-steps-joint", type=int, default=None, help="leapfrog steps of the (β, Ω) move")
+    ap.add_argument(
+        "--niw-psi0-prior", type=float, nargs=2, default=None, help="Gamma prior on the NIW scale"
+    )
     ap.add_argument("--quick", action="store_true", help="one split, 2 short chains (a smoke run)")
     args = ap.parse_args()
     splits = 1 if args.quick else args.splits
     sampler = dict(num_warmup=100, num_samples=100, num_chains=2) if args.quick else {}
     if args.hmc_steps_joint is not None:
         sampler["hmc_steps_joint"] = args.hmc_steps_joint
+    if args.niw_psi0_prior is not None:
+        sampler["niw_psi0_prior"] = tuple(args.niw_psi0_prior)
     print(
         f"cosines task, {N_TRAIN} train / {N_TEST} test, n_latent={args.n_latent}, "
         f"{sampler or 'estimator defaults'} otherwise"
@@ -103,7 +112,8 @@ def main():
             f"{split:5d} | {dp['acc']:.3f}  {dp['brier']:.4f}  {dp['active_mean']:.2f} "
             f"[{dp['active_min']},{dp['active_max']}] {dp['active_rhat']:.3f} {dp['active_ess']:.0f}  "
             f"{dp['decision_rhat']:.3f} {dp['decision_ess']:.0f} {dp['s']:.0f} | "
-            f"{ga['acc']:.3f}  {ga['brier']:.4f}  {ga['s']:.0f}",
+            f"{ga['acc']:.3f}  {ga['brier']:.4f}  {ga['s']:.0f}"
+            + ("" if dp["psi"] is None else f" | psi {dp['psi']:.2f}"),
             flush=True,
         )
     summary = []
