@@ -348,8 +348,8 @@ def niw_scale_log_density(z, omega, n_slots, mu0, kappa0, nu0, prior):
 
 def sample_niw_scale(key, scale, z, omega, n_slots, mu0, kappa0, nu0, prior, width=1.0):
     """One slice step (in ``log ψ``) of the NIW scale ``ψ`` given ``z`` and ``Ω``, the components
-    integrated out (:func:`niw_scale_log_density`). The caller draws the components given the
-    new ``ψ`` next, which makes the pair a blocked draw of ``(ψ, μ, Σ) | z, Ω``."""
+    integrated out (:func:`niw_scale_log_density`). The caller must redraw the components given
+    the new ``ψ`` before anything conditions on them (both DP updates start by doing so)."""
     log_density = niw_scale_log_density(z, omega, n_slots, mu0, kappa0, nu0, prior)
     return jnp.exp(slice_step(key, jnp.log(scale), log_density, width))
 

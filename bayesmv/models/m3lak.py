@@ -190,14 +190,10 @@ class M3LAKConfig:
             raise ValueError(
                 f"M3LAKConfig.niw_nu0 must exceed n_latent - 1 = {self.n_latent - 1}; got {self.nu0}"
             )
-        if self.v_prior is not None:
-            if len(self.v_prior) != 2 or min(self.v_prior) <= 0:
-                raise ValueError(f"M3LAKConfig.v_prior must be (a_v, b_v) > 0; got {self.v_prior!r}")
-        if self.niw_psi0_prior is not None:
-            if len(self.niw_psi0_prior) != 2 or min(self.niw_psi0_prior) <= 0:
-                raise ValueError(
-                    f"M3LAKConfig.niw_psi0_prior must be (a, b) > 0; got {self.niw_psi0_prior!r}"
-                )
+        for name in ("v_prior", "niw_psi0_prior"):
+            prior = getattr(self, name)
+            if prior is not None and (len(prior) != 2 or min(prior) <= 0):
+                raise ValueError(f"M3LAKConfig.{name} must be (shape, rate) > 0; got {prior!r}")
         if self.lengthscale is not None and not self.lengthscale > 0:
             raise ValueError(f"M3LAKConfig.lengthscale must be positive; got {self.lengthscale!r}")
         if not 0 < self.target_accept < 1:

@@ -8,9 +8,9 @@ One sweep (:func:`m3lak_sweep`, pure and jit-able) updates, in order:
 2. ``Ω`` — joint HMC (eq. 3) under the current DP component of each ω_j,
 3. DP assignments, sticks and components — only for ``spectral_prior="dp"``: collapsed
    assignments with the NIW predictive (``config.dp_update="collapsed"``, Neal 2000) or the
-   paper's slice sampler (``"slice"``, eqs. 5–9); with ``config.niw_psi0_prior`` then the NIW
-   scale ``ψ`` given ``z`` and ``Ω`` (components integrated out, a slice step in ``log ψ``)
-   and the sticks and components again given it (not in the paper),
+   paper's slice sampler (``"slice"``, eqs. 5–9); with ``config.niw_psi0_prior`` the NIW scale
+   ``ψ`` given ``z`` and ``Ω`` comes first (components integrated out, a slice step in
+   ``log ψ``; not in the paper), and either update then redraws the components given it,
 4. ``λ`` (eq. 2),
 5. ``β`` (eq. 1),
 6. ``U`` (eq. 10),
@@ -275,26 +275,28 @@ def m3lak_sweep(
         omega, flag = _guard(omega, latent.omega, 2, flag)
         latent = latent._replace(omega=omega)
 
-    # 3. DP assignments, sticks and components; then, with niw_psi0_prior, (ψ, sticks, components)
-    # | z, Ω: ψ by a slice step with the components integrated out, the rest drawn given it
+    # 3. with niw_psi0_prior, the NIW scale ψ | z, Ω first (a slice step with the components
+    # integrated out); then the DP assignments, sticks and components given it (both DP updates
+    # redraw the components before anything conditions on them)
     if config.spectral_prior == "dp" and "dp" not in fixed:
-        mu0, kappa0, nu0, psi0 = _niw_prior(config, latent.omega.dtype, _niw_scale(config, latent))
-        dp = _dp_update(config)(keys[2], latent.dp, latent.omega, config.alpha, mu0, kappa0, nu0, psi0)
-        dp, flag = _guard(dp, latent.dp, 3, flag)
+        mu0, kappa0, nu0, _ = _niw_prior(config, latent.omega.dtype)
         if config.niw_psi0_prior is not None:
-            k_scale, k_draw = jax.random.split(jax.random.fold_in(keys[2], 1))
-            Kc = dp.nu.shape[0]
             psi = sample_niw_scale(
-                k_scale, latent.psi0, dp.z, latent.omega, Kc, mu0, kappa0, nu0, config.niw_psi0_prior
+                jax.random.fold_in(keys[2], 1),
+                latent.psi0,
+                latent.dp.z,
+                latent.omega,
+                latent.dp.nu.shape[0],
+                mu0,
+                kappa0,
+                nu0,
+                config.niw_psi0_prior,
             )
             psi, flag = _guard(psi, latent.psi0, 13, flag)
-            _, _, _, psi0 = _niw_prior(config, latent.omega.dtype, psi)
-            parts = sticks_and_components(
-                k_draw, dp.z, latent.omega, Kc, config.alpha, mu0, kappa0, nu0, psi0
-            )
-            (nu, mu, G, logdet), flag = _guard(parts, (dp.nu, dp.mu, dp.prec_sqrt, dp.logdet_prec), 13, flag)
-            dp = dp._replace(nu=nu, mu=mu, prec_sqrt=G, logdet_prec=logdet)
             latent = latent._replace(psi0=psi)
+        _, _, _, psi0 = _niw_prior(config, latent.omega.dtype, _niw_scale(config, latent))
+        dp = _dp_update(config)(keys[2], latent.dp, latent.omega, config.alpha, mu0, kappa0, nu0, psi0)
+        dp, flag = _guard(dp, latent.dp, 3, flag)
         latent = latent._replace(dp=dp)
 
     # 4–5. λ then β (hinge only)
