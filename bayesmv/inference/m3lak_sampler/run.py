@@ -185,8 +185,9 @@ def _serialized_programs(settings: _RunSettings, data, start, warm_up):
     do not compile: compilations running side by side share the cores (at the demo's shapes,
     1.6x as long as one alone). None, and each worker compiles its own, where XLA:CPU cannot
     serialize the programs: with JAX's persistent compilation cache on (a program read from it
-    serializes without its code), or after this process has run the same program (a program
-    with a sort no longer serializes once it has run)."""
+    serializes without its code), or if serializing raises (a program with a sort no longer
+    serializes once it has run; lowering on abstract values gives these programs their own
+    cache entries, so a ``"sequential"`` run of the same shapes does not share them)."""
     if jax.config.jax_enable_compilation_cache and jax.config.jax_compilation_cache_dir:
         return None
     # lowered on abstract values (as the init program's out_info), so that a continuation
