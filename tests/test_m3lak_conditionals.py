@@ -511,6 +511,38 @@ def test_process_chains_equal_sequential_chains(small_run, monkeypatch):
         run_m3lak(Xs, y, cfg, chain_method="processes", progress_bar=True, **kw)
 
 
+def test_process_chains_read_their_programs_from_the_persistent_cache(small_run, monkeypatch):
+    """Under JAX's persistent compilation cache (on in this suite), ``"processes"`` compiles the
+    chain programs here, into the cache, under the keys its workers look up: the programs enter
+    the cache before any worker starts (the init and the one draw program: 2 entries), and the
+    fit's 2 workers then add none (workers that compiled their own would add entries, or
+    duplicates under other keys)."""
+    import dataclasses
+    import os
+
+    from bayesmv.inference.m3lak_sampler import prepare_data, run
+
+    cache = jax.config.jax_compilation_cache_dir
+    if not (jax.config.jax_enable_compilation_cache and cache):
+        pytest.skip("the persistent compilation cache is off (BAYESMV_TEST_NO_JAX_CACHE)")
+    monkeypatch.setattr(run, "cpu_count", lambda: 2)
+    Xs, y, cfg, _ = small_run
+    cfg = dataclasses.replace(cfg, C=0.77)  # programs that no other test compiles
+    settings = run._RunSettings(cfg, None, None, 30, 20, 1)
+
+    def entries():
+        return set(os.listdir(cache)) if os.path.isdir(cache) else set()
+
+    before = entries()
+    assert run._serialized_programs(settings, prepare_data(Xs, y), jax.random.PRNGKey(4), True) is None
+    compiled = entries()
+    assert len(compiled - before) == 2
+    run_m3lak(
+        Xs, y, cfg, num_warmup=30, num_samples=20, num_chains=2, random_state=4, chain_method="processes"
+    )
+    assert entries() == compiled
+
+
 _PROCESSES_CHILD = """
 import logging, sys
 import jax, numpy as np

@@ -183,12 +183,15 @@ def _serialized_programs(settings: _RunSettings, data, start, warm_up):
     (``jax.experimental.serialize_executable``): the init program (when ``warm_up``, else
     None) and the draw program of each setting in :func:`_draw_calls`. Workers that load these
     do not compile: compilations running side by side share the cores (at the demo's shapes,
-    1.6x as long as one alone). None, and each worker compiles its own, where XLA:CPU cannot
-    serialize the programs: with JAX's persistent compilation cache on (a program read from it
-    serializes without its code), or if serializing raises (a program with a sort no longer
+    1.6x as long as one alone). None where XLA:CPU cannot serialize the programs: with JAX's
+    persistent compilation cache on (a program read from it serializes without its code; the
+    programs are then compiled here into the cache, :func:`_compiled_into_cache`, and each
+    worker reads them from it), or if serializing raises (a program with a sort no longer
     serializes once it has run; lowering on abstract values gives these programs their own
-    cache entries, so a ``"sequential"`` run of the same shapes does not share them)."""
+    cache entries, so a ``"sequential"`` run of the same shapes does not share them; each
+    worker then compiles its own)."""
     if jax.config.jax_enable_compilation_cache and jax.config.jax_compilation_cache_dir:
+        _compiled_into_cache(settings, jax.device_get(data), jax.device_get(start), warm_up)
         return None
     # lowered on abstract values (as the init program's out_info), so that a continuation
     # from concrete states finds the programs that the fit compiled
@@ -207,6 +210,19 @@ def _serialized_programs(settings: _RunSettings, data, start, warm_up):
         return init, {call: serialize(program) for call, program in draws.items()}
     except jax.errors.JaxRuntimeError:
         return None
+
+
+def _compiled_into_cache(settings: _RunSettings, host_data, host_start, warm_up):
+    """Compiles the chain programs on the host values that a worker passes them (its first
+    state and the data, as NumPy arrays), so that they enter JAX's persistent compilation cache
+    under the keys the workers look up: the workers then read them instead of each compiling
+    its own side by side."""
+    state = host_start
+    if warm_up:
+        state = _init_chain.lower(settings, state, host_data).compile()(state, host_data)
+    warm, draws = _draw_calls(settings, warm_up)
+    for call in set(warm + draws):
+        _draw_chain.lower(call, state, host_data).compile()
 
 
 @lru_cache(maxsize=8)
