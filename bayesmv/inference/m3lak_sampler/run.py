@@ -178,20 +178,35 @@ def _sequential_chain(settings: _RunSettings, data, start, warm_up):
     )
 
 
+def _compiled_programs(settings: _RunSettings, data, state, warm_up, run_init):
+    """The init program (when ``warm_up``, else None) and the draw program of each setting in
+    :func:`_draw_calls`, compiled for ``state`` and ``data``. The draw programs are compiled for
+    the init program's output: its ``out_info`` or, with ``run_init``, the state it returns when
+    run on ``state``."""
+    init = None
+    if warm_up:
+        init = _init_chain.lower(settings, state, data).compile()
+        state = init(state, data) if run_init else init.out_info
+    warm, draws = _draw_calls(settings, warm_up)
+    return init, {call: _draw_chain.lower(call, state, data).compile() for call in set(warm + draws)}
+
+
 def _serialized_programs(settings: _RunSettings, data, start, warm_up):
-    """The chain programs of a ``"processes"`` run, compiled once in this process and serialized
-    (``jax.experimental.serialize_executable``): the init program (when ``warm_up``, else
-    None) and the draw program of each setting in :func:`_draw_calls`. Workers that load these
-    do not compile: compilations running side by side share the cores (at the demo's shapes,
-    1.6x as long as one alone). None where XLA:CPU cannot serialize the programs: with JAX's
-    persistent compilation cache on (a program read from it serializes without its code; the
-    programs are then compiled here into the cache, :func:`_compiled_into_cache`, and each
-    worker reads them from it), or if serializing raises (a program with a sort no longer
-    serializes once it has run; lowering on abstract values gives these programs their own
-    cache entries, so a ``"sequential"`` run of the same shapes does not share them; each
-    worker then compiles its own)."""
+    """The chain programs of a ``"processes"`` run (:func:`_compiled_programs`), compiled once in
+    this process and serialized (``jax.experimental.serialize_executable``). Workers that load
+    these do not compile: compilations running side by side share the cores (at the demo's
+    shapes, 1.6x as long as one alone). None where XLA:CPU cannot serialize the programs:
+
+    - with JAX's persistent compilation cache on (a program read from it serializes without its
+      code). The programs are then compiled here on the host values that a worker passes them
+      (its first state and the data, as NumPy arrays), so that they enter the cache under the
+      keys the workers look up, and each worker reads them from it;
+    - if serializing raises (a program with a sort no longer serializes once it has run;
+      lowering on abstract values gives these programs their own cache entries, so a
+      ``"sequential"`` run of the same shapes does not share them). Each worker then compiles
+      its own."""
     if jax.config.jax_enable_compilation_cache and jax.config.jax_compilation_cache_dir:
-        _compiled_into_cache(settings, jax.device_get(data), jax.device_get(start), warm_up)
+        _compiled_programs(settings, jax.device_get(data), jax.device_get(start), warm_up, run_init=True)
         return None
     # lowered on abstract values (as the init program's out_info), so that a continuation
     # from concrete states finds the programs that the fit compiled
@@ -199,30 +214,12 @@ def _serialized_programs(settings: _RunSettings, data, start, warm_up):
         lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=x.sharding, weak_type=x.aval.weak_type),
         jax.tree.map(jnp.asarray, start),
     )
-    init = None
-    if warm_up:
-        init = _init_chain.lower(settings, state, data).compile()
-        state = init.out_info
-    warm, draws = _draw_calls(settings, warm_up)
-    draws = {call: _draw_chain.lower(call, state, data).compile() for call in set(warm + draws)}
+    init, draws = _compiled_programs(settings, data, state, warm_up, run_init=False)
     try:
         init = None if init is None else serialize(init)
         return init, {call: serialize(program) for call, program in draws.items()}
     except jax.errors.JaxRuntimeError:
         return None
-
-
-def _compiled_into_cache(settings: _RunSettings, host_data, host_start, warm_up):
-    """Compiles the chain programs on the host values that a worker passes them (its first
-    state and the data, as NumPy arrays), so that they enter JAX's persistent compilation cache
-    under the keys the workers look up: the workers then read them instead of each compiling
-    its own side by side."""
-    state = host_start
-    if warm_up:
-        state = _init_chain.lower(settings, state, host_data).compile()(state, host_data)
-    warm, draws = _draw_calls(settings, warm_up)
-    for call in set(warm + draws):
-        _draw_chain.lower(call, state, host_data).compile()
 
 
 @lru_cache(maxsize=8)
