@@ -42,7 +42,7 @@ N_SUBSET = 80 if QUICK else 400  # per task: half train, half test
 TASKS = {"even vs odd": lambda d: d % 2, "0-4 vs 5-9": lambda d: (d >= 5).astype(int)}
 if QUICK:
     TASKS = {"even vs odd": TASKS["even vs odd"]}
-# full mode: the estimator's defaults (m = 10, M = 25, 4 chains x (1000 + 2000) sweeps)
+# full mode: the estimator's defaults (m = 14, M = 25, 4 chains x (1000 + 2000) sweeps)
 M3LAK_PARAMS = (
     dict(n_latent=3, n_frequencies=8, num_warmup=15, num_samples=10, num_chains=1, random_state=0)
     if QUICK
