@@ -316,6 +316,7 @@ def part_b(cfg):
                     f"  {label[0]} {label[1]} split {split}: "
                     + " | ".join(
                         f"{n} {r[label][-1]['acc']:.3f}/{r[label][-1]['brier']:.3f}"
+                        + (f" (r-hat {r[label][-1]['rhat']:.3f})" if "rhat" in r[label][-1] else "")
                         for n, r in results.items()
                     ),
                     flush=True,
