@@ -203,27 +203,76 @@ def collapsed_precision_log_density(r, tau, X, H, U, eta, obs, a_r, b_r, a_tau, 
     return log_dens - jnp.sum(log_r) - log_tau
 
 
+def _ard_coordinate_log_density(j, log_r, log_tau, stats, eta, a_r, b_r):
+    """``s ↦ log p(log r_j = s | the rest)`` + const of :func:`_collapsed_log_density`, in closed
+    form. With ``P = A + τZᵀZ`` and ``c(r_j) = r_j + t`` the Schur complement of ``P``'s entry
+    ``j`` (``t`` free of ``r_j``): ``log|P| = log c + const`` and ``‖L⁻¹ZᵀX‖² = k / c + const``
+    with ``k = c² ‖(P⁻¹ZᵀX)_j‖²``; ``c = 1 / (P⁻¹)_jj`` from one Cholesky at the current ``r``."""
+    ZtZ, ZtX, _, _ = stats
+    D = ZtX.shape[1]
+    r, tau = jnp.exp(log_r), jnp.exp(log_tau)
+    K = ZtZ.shape[0] - r.shape[0]
+    L = jnp.linalg.cholesky(jnp.diag(jnp.concatenate([r, jnp.full((K,), eta, r.dtype)])) + tau * ZtZ)
+    unit = (jnp.arange(ZtZ.shape[0]) == j).astype(r.dtype)
+    row = cho_solve((L, True), jnp.concatenate([unit[:, None], ZtX], axis=1))[j]  # (P⁻¹[e_j ZᵀX])_j
+    c = 1.0 / row[0]
+    t = jnp.maximum(c - r[j], 0.0)
+    k = c**2 * jnp.sum(row[1:] ** 2)
+
+    def log_density(s):
+        schur = jnp.exp(s) + t
+        return 0.5 * D * (s - jnp.log(schur)) + 0.5 * tau**2 * k / schur + a_r * s - b_r * jnp.exp(s)
+
+    return log_density
+
+
+def _noise_log_density(log_r, stats, eta, a_tau, b_tau):
+    """``s ↦ log p(log τ = s | r)`` + const of :func:`_collapsed_log_density`, in closed form: with
+    ``A^{-1/2}ZᵀZA^{-1/2} = Q diag(λ) Qᵀ``, ``log|P| = Σ_k log(1 + τλ_k) + const`` and
+    ``‖L⁻¹ZᵀX‖² = Σ_k c_k / (1 + τλ_k)``, ``c_k = ‖(QᵀA^{-1/2}ZᵀX)_k‖²`` (one eigendecomposition)."""
+    ZtZ, ZtX, sq, n_entries = stats
+    D = ZtX.shape[1]
+    K = ZtZ.shape[0] - log_r.shape[0]
+    scale = jnp.exp(-0.5 * jnp.concatenate([log_r, jnp.full((K,), jnp.log(eta), log_r.dtype)]))
+    lam, Q = jnp.linalg.eigh(scale[:, None] * ZtZ * scale[None, :])
+    lam = jnp.maximum(lam, 0.0)
+    c = jnp.sum((Q.T @ (scale[:, None] * ZtX)) ** 2, axis=1)
+
+    def log_density(s):
+        tau = jnp.exp(s)
+        quad = jnp.sum(c / (1.0 + tau * lam))
+        return (
+            0.5 * n_entries * s
+            - 0.5 * D * jnp.sum(jnp.log1p(tau * lam))
+            - 0.5 * tau * (sq - tau * quad)
+            + a_tau * s
+            - b_tau * tau
+        )
+
+    return log_density
+
+
 def sample_precisions_collapsed(key, X, H, U, r, tau, eta, obs, a_r, b_r, a_tau, b_tau):
     """``(r_i, τ_i) | H, U_i, X_i`` with ``[W_i V_i]`` integrated out: one slice-sampling step in
     each of ``log r_i1 … log r_im, log τ_i`` in turn, from the current values (an MCMC move that
     leaves this marginal invariant, not an independent draw). Follow it by
     :func:`sample_wv_conditional` at the new values: together a joint move of
-    ``(r_i, τ_i, W_i, V_i)``. One ``(m+K)``-dim Cholesky per density evaluation. Returns ``(r, τ)``."""
+    ``(r_i, τ_i, W_i, V_i)``. Each coordinate's density is closed-form in that coordinate (one
+    ``(m+K)``-dim Cholesky per ``r_ij``, one eigendecomposition for ``τ_i``), so a slice step's
+    evaluations cost O(1) (``log r_j``) or O(m+K) (``log τ``). Returns ``(r, τ)``."""
     stats = _collapsed_statistics(X, H, U, obs)
     m = r.shape[0]
 
-    def log_density(x):
-        return _collapsed_log_density(x[:m], x[m], stats, eta, a_r, b_r, a_tau, b_tau)
-
-    def coordinate(j, carry):
-        x, key = carry
+    def ard_coordinate(j, carry):
+        log_r, key = carry
         key, k = jax.random.split(key)
-        x_j = slice_step(k, x[j], lambda s: log_density(x.at[j].set(s)))
-        return x.at[j].set(x_j), key
+        log_density = _ard_coordinate_log_density(j, log_r, jnp.log(tau), stats, eta, a_r, b_r)
+        return log_r.at[j].set(slice_step(k, log_r[j], log_density)), key
 
-    x0 = jnp.concatenate([jnp.log(r), jnp.log(tau)[None]])
-    x, _ = jax.lax.fori_loop(0, m + 1, coordinate, (x0, key))
-    return jnp.exp(x[:m]), jnp.exp(x[m])
+    log_r, key = jax.lax.fori_loop(0, m, ard_coordinate, (jnp.log(r), key))
+    _, k = jax.random.split(key)
+    log_tau = slice_step(k, jnp.log(tau), _noise_log_density(log_r, stats, eta, a_tau, b_tau))
+    return jnp.exp(log_r), jnp.exp(log_tau)
 
 
 def sample_v_conditional(key, beta, a_v, b_v):
