@@ -8,6 +8,8 @@ density is normalised on a fine grid and compared with the draws by a Kolmogorov
 (fixed seed; fails if p < 1e-3).
 """
 
+import os
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -488,7 +490,9 @@ def test_vectorized_chains_are_valid_and_distinct(small_run):
 
 def test_process_chains_equal_sequential_chains(small_run, monkeypatch):
     """``chain_method="processes"``: 3 chains over 2 worker processes (whatever the machine's
-    CPU count) give the draws, sampler statistics and last states of ``"sequential"`` exactly,
+    CPU count) give the draws, sampler statistics and last states of ``"sequential"`` exactly
+    (at these small shapes XLA's thread count does not change the arithmetic; see
+    :func:`test_process_chains_equal_one_cpu_sequential_chains`),
     and a continuation from those states equals the sequential continuation. (Under the suite's
     persistent compilation cache each worker compiles its programs; see the next test.)"""
     from bayesmv.inference.m3lak_sampler import run
@@ -603,6 +607,89 @@ def test_process_chains_run_programs_compiled_once(small_run, tmp_path):
     )
     assert child.returncode == 0, child.stderr[-3000:]
     assert child.stdout.strip().endswith("equal")
+
+
+_PIN_CHILD = """
+import os, threading, time
+from bayesmv.inference._threads import pin_to_one_cpu
+
+allowed = sorted(os.sched_getaffinity(0))
+done = threading.Event()
+worker = threading.Thread(target=done.wait)
+worker.start()
+pin_to_one_cpu(len(allowed) + 1)
+cpus = {tid: os.sched_getaffinity(int(tid)) for tid in os.listdir("/proc/self/task")}
+done.set()
+worker.join()
+want = {allowed[(len(allowed) + 1) % len(allowed)]}
+assert len(cpus) >= 2 and all(c == want for c in cpus.values()), (cpus, want)
+print("pinned")
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this OS")
+def test_process_workers_pin_every_thread_to_one_cpu():
+    """A ``"processes"`` worker (``pin_to_one_cpu(slot)``) restricts all of its threads, those
+    already running included, to the ``slot``-th of its allowed CPUs, modulo their number (run in
+    a child process, so that this one keeps its CPUs)."""
+    import subprocess
+    import sys
+
+    child = subprocess.run([sys.executable, "-c", _PIN_CHILD], capture_output=True, text=True, timeout=300)
+    assert child.returncode == 0, child.stderr[-3000:]
+    assert child.stdout.strip() == "pinned"
+
+
+_ONE_CPU_SEQUENTIAL_CHILD = """
+import sys
+from bayesmv.inference._threads import pin_to_one_cpu
+
+pin_to_one_cpu(0)  # before JAX starts its backend: a one-thread XLA pool, as in a worker
+import numpy as np
+from bayesmv.inference import run_m3lak
+from bayesmv.models import M3LAKConfig
+
+saved = np.load(sys.argv[1])
+cfg = M3LAKConfig(n_latent=2, n_frequencies=3, likelihood="logistic", precision_update="collapsed")
+post = run_m3lak([saved["X0"], saved["X1"]], saved["y"], cfg, num_warmup=20, num_samples=20, num_chains=2)
+np.save(sys.argv[2], post.samples["decision"])
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this OS")
+def test_process_chains_equal_one_cpu_sequential_chains(tmp_path, monkeypatch):
+    """At N = 400 and 40 features per view, XLA:CPU's sums round differently with one thread
+    than with two, so ``"sequential"`` draws depend on the CPUs of the process that runs them.
+    ``"processes"`` workers run on one CPU each: their draws equal ``"sequential"`` ones in a
+    child process pinned to one CPU, whatever this machine's CPU count."""
+    import subprocess
+    import sys
+
+    from bayesmv.inference.m3lak_sampler import run
+
+    monkeypatch.setattr(run, "cpu_count", lambda: 2)
+    rng = np.random.default_rng(0)
+    H = rng.normal(size=(400, 2))
+    Xs = [H @ rng.normal(size=(2, 40)) + 0.3 * rng.normal(size=(400, 40)) for _ in range(2)]
+    y = np.where(H[:, 0] > 0, 1.0, -1.0)
+    np.savez(tmp_path / "data.npz", X0=Xs[0], X1=Xs[1], y=y)
+    child = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _ONE_CPU_SEQUENTIAL_CHILD,
+            str(tmp_path / "data.npz"),
+            str(tmp_path / "seq.npy"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert child.returncode == 0, child.stderr[-3000:]
+    cfg = M3LAKConfig(n_latent=2, n_frequencies=3, likelihood="logistic", precision_update="collapsed")
+    proc = run_m3lak(Xs, y, cfg, num_warmup=20, num_samples=20, num_chains=2, chain_method="processes")
+    np.testing.assert_array_equal(proc.samples["decision"], np.load(tmp_path / "seq.npy"))
 
 
 def test_process_count_falls_back_to_this_process(monkeypatch):

@@ -9,11 +9,30 @@ thread (``benchmarks/m3lak_scaling.py``).
 
 from __future__ import annotations
 
+import os
+
 from threadpoolctl import threadpool_limits
 
-__all__ = ["single_threaded_blas"]
+__all__ = ["pin_to_one_cpu", "single_threaded_blas"]
 
 
 def single_threaded_blas():
     """Context manager: every BLAS library in the process limited to one thread inside it."""
     return threadpool_limits(limits=1, user_api="blas")
+
+
+def pin_to_one_cpu(slot):
+    """Restrict every thread of this process to one of the CPUs it may run on, the ``slot``-th
+    (modulo their number); a no-op where the OS has no CPU affinity (not Linux). Called before
+    JAX starts its CPU backend, this gives XLA:CPU a one-thread pool: each worker process of
+    the M3LAK chains then computes on its own core with no cross-thread scheduling, which was
+    1.2x faster at the demo's shapes than two workers each with a pool over both cores."""
+    if not (hasattr(os, "sched_setaffinity") and os.path.isdir("/proc/self/task")):
+        return
+    allowed = sorted(os.sched_getaffinity(0))
+    cpu = {allowed[slot % len(allowed)]}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(tid), cpu)
+        except OSError:  # a thread that has exited since the listing
+            pass

@@ -46,11 +46,12 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     (``benchmarks/m3lak_defaults.py``). ``precision_update="collapsed"``, ``target_accept=0.9``,
     ``hmc_steps_joint=60`` and 4 chains of 1000 + 2000 sweeps, spread over worker processes, are
     the sampler settings. On the 2-core test machine, the demo's task (400 training points) with
-    ``random_state`` 0-3 (each its own split): fits took 123-132 s; the training decision values
-    reached r̂ ≤ 1.006 with bulk ESS ≥ 1385 (with ``hmc_steps_joint=30``: r̂ ≤ 1.009, ESS
-    767-1071, 109-113 s); τ reached r̂ ≤ 1.009 in 3 of the 4 fits, and in the fourth one chain
-    sat in a state with lower τ through the first half of its draws (τ r̂ 1.079). The chains
-    one after another in one process took 147-183 s (30 steps).
+    ``random_state`` 0-3 (each its own split): fits took 84-86 s; the training decision values
+    reached r̂ ≤ 1.006 with bulk ESS ≥ 1179; τ reached r̂ 1.002 (ESS ≥ 798) in 2 of the 4 fits,
+    and in the other two the chains disagreed on τ (r̂ 1.066 / ESS 38 and 1.026 / 126: a chain
+    in a state with lower τ for part of its draws). Before the worker processes ran on one CPU
+    each (other draws), the same fits took 123-132 s, and with ``hmc_steps_joint=30`` 109-113 s
+    at decision-value ESS 767-1071; the chains one after another in one process 147-183 s.
     With ``n_latent=10`` (the default until 2026-11-26) every latent column was active in some
     view, the views competed for columns, and in 5 of 22 fits a chain served one column to view
     kar instead of fou and stayed there (r̂ of the decision values 1.09, of τ 1.49).
@@ -73,8 +74,9 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         running its chains one after another; the programs are compiled once in this process
         and loaded by the workers, which stay alive for refits; with one CPU or one chain, on
         an accelerator backend or with ``shard_data``/``mesh``, the chains run in this
-        process), ``"sequential"`` (one after another in this process: the same draws as
-        ``"processes"``), ``"vectorized"`` (one vmapped program) or ``"parallel"`` (one chain
+        process), ``"sequential"`` (one after another in this process: the draws of
+        ``"processes"`` where this process has one CPU; with more, XLA rounds some sums
+        differently), ``"vectorized"`` (one vmapped program) or ``"parallel"`` (one chain
         per JAX device, see ``docs/scaling.md``).
     standardize : bool
         Standardise each view with the training means/scales of its observed rows.

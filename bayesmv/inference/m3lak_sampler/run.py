@@ -17,7 +17,7 @@ from numpyro.infer import MCMC
 
 from ...datasets._validation import SEED_DEPRECATED, check_random_seed
 from ...models.m3lak import M3LAKConfig
-from .._threads import single_threaded_blas
+from .._threads import pin_to_one_cpu, single_threaded_blas
 from .kernel import M3LAKKernel
 from .state import (
     BLOCK_NAMES,
@@ -231,10 +231,12 @@ def _loaded_program(payload, in_tree, out_tree):
     return deserialize_and_load(payload, in_tree, out_tree)
 
 
-def _chains_in_worker(settings: _RunSettings, data, starts, warm_up, programs):
-    """A worker process's share of ``chain_method="processes"``: its chains one after another,
-    by the ``programs`` of :func:`_serialized_programs` (or, where those are None, by
-    :func:`_sequential_chain`), returned as host (NumPy) arrays."""
+def _chains_in_worker(settings: _RunSettings, data, starts, warm_up, programs, slot):
+    """A worker process's share of ``chain_method="processes"``: pinned to the ``slot``-th CPU
+    (before its first chain starts JAX's backend, so XLA:CPU gets a one-thread pool), its chains
+    one after another, by the ``programs`` of :func:`_serialized_programs` (or, where those are
+    None, by :func:`_sequential_chain`), returned as host (NumPy) arrays."""
+    pin_to_one_cpu(slot)
     with single_threaded_blas():
         if programs is None:
             return jax.device_get([_sequential_chain(settings, data, start, warm_up) for start in starts])
@@ -254,18 +256,19 @@ def _chains_in_worker(settings: _RunSettings, data, starts, warm_up, programs):
 
 def _chains_in_processes(settings: _RunSettings, data, starts, warm_up, n_workers):
     """The chains split into contiguous groups over ``n_workers`` worker processes (joblib's loky
-    pool, kept alive between calls). The programs are compiled here, once
-    (:func:`_serialized_programs`), and each worker runs the sequential program of its chains
-    from their own keys or states, so the draws equal ``"sequential"`` ones. Returns
+    pool, kept alive between calls), each worker on its own CPU. The programs are compiled
+    here, once (:func:`_serialized_programs`), and each worker runs the sequential program of its
+    chains from their own keys or states, so the draws equal ``"sequential"`` ones in a one-CPU
+    process. Returns
     ``[(samples, extra, last state)]`` per chain."""
     groups = np.array_split(np.arange(len(starts)), n_workers)
     host_data = jax.device_get(data)
     programs = _serialized_programs(settings, data, starts[0], warm_up)
     parts = Parallel(n_jobs=n_workers, backend="loky")(
         delayed(_chains_in_worker)(
-            settings, host_data, jax.device_get([starts[i] for i in group]), warm_up, programs
+            settings, host_data, jax.device_get([starts[i] for i in group]), warm_up, programs, slot
         )
-        for group in groups
+        for slot, group in enumerate(groups)
     )
     return [
         (samples, extra, jax.tree.map(jnp.asarray, last)) for part in parts for samples, extra, last in part
@@ -345,10 +348,13 @@ def run_m3lak(
     first; the two compiled programs round differently and the chains drift apart, so at
     realistic lengths they are other draws of the same posterior. ``"processes"`` runs the
     sequential program of the chains in ``min(num_chains, CPUs)`` worker processes (compiled
-    once here and loaded by the workers): the same draws as ``"sequential"``, in less time
-    where the machine has more than one core; with one worker, on an accelerator backend or
-    with a data mesh it runs them in this process. Raises
-    :class:`M3LAKNumericalError` (naming the block) if any block produced non-finite values and
+    once here and loaded by the workers), each pinned to its own CPU with a one-thread XLA pool:
+    the draws of ``"sequential"`` in a one-CPU process, whatever the machine's core count, in
+    less time where it has more than one core (in a process with several CPUs XLA splits some
+    sums over its threads, so at larger shapes ``"sequential"`` draws round differently); with
+    one worker, on an accelerator backend or with a data mesh it runs them in this process.
+    Raises :class:`M3LAKNumericalError` (naming the block) if any block produced non-finite
+    values and
     :class:`DPCapacityError` if the DP needed more than ``config.dp_capacity`` components
     (``on_dp_overflow="ignore"``: no error; the caller checks ``post.last_state.latent.dp.overflow``
     and reports it, as ``M3LAKClassifier`` does with a ``SamplerWarning``).
