@@ -1,4 +1,4 @@
-"""BLAS threading for the M3LAK sampler.
+"""Threads of the M3LAK sampler: BLAS threads, and worker processes pinned to one CPU each.
 
 XLA:CPU runs LAPACK custom calls (Cholesky, triangular solves) through SciPy's OpenBLAS. Its
 worker threads spin-wait between calls and take the cores from XLA's own thread pool; the
