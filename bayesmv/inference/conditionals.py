@@ -172,6 +172,12 @@ def _collapsed_statistics(X, H, U, obs):
     return Z.T @ Z, Z.T @ X, jnp.sum(X**2), jnp.sum(obs) * X.shape[1]
 
 
+def _collapsed_precision_cholesky(r, tau, eta, ZtZ):
+    """Lower Cholesky factor of ``P = diag(r, η·1) + τZᵀZ``, the precision of a row of ``[W V]``."""
+    K = ZtZ.shape[0] - r.shape[0]
+    return jnp.linalg.cholesky(jnp.diag(jnp.concatenate([r, jnp.full((K,), eta, r.dtype)])) + tau * ZtZ)
+
+
 def _collapsed_log_density(log_r, log_tau, stats, eta, a_r, b_r, a_tau, b_tau):
     """``log p(log r_i, log τ_i | H, U_i, X_i)`` + const with ``[W_i V_i]`` integrated out.
 
@@ -182,8 +188,7 @@ def _collapsed_log_density(log_r, log_tau, stats, eta, a_r, b_r, a_tau, b_tau):
     ZtZ, ZtX, sq, n_entries = stats
     D = ZtX.shape[1]
     r, tau = jnp.exp(log_r), jnp.exp(log_tau)
-    K = ZtZ.shape[0] - r.shape[0]
-    L = jnp.linalg.cholesky(jnp.diag(jnp.concatenate([r, jnp.full((K,), eta, r.dtype)])) + tau * ZtZ)
+    L = _collapsed_precision_cholesky(r, tau, eta, ZtZ)
     quad = jnp.sum(solve_triangular(L, ZtX, lower=True) ** 2)
     loglik = (
         0.5 * n_entries * log_tau
@@ -203,21 +208,20 @@ def collapsed_precision_log_density(r, tau, X, H, U, eta, obs, a_r, b_r, a_tau, 
     return log_dens - jnp.sum(log_r) - log_tau
 
 
-def _ard_coordinate_log_density(j, log_r, log_tau, stats, eta, a_r, b_r):
+def _ard_coordinate_log_density(j, log_r, tau, stats, eta, a_r, b_r):
     """``s ↦ log p(log r_j = s | the rest)`` + const of :func:`_collapsed_log_density`, in closed
     form. With ``P = A + τZᵀZ`` and ``c(r_j) = r_j + t`` the Schur complement of ``P``'s entry
     ``j`` (``t`` free of ``r_j``): ``log|P| = log c + const`` and ``‖L⁻¹ZᵀX‖² = k / c + const``
-    with ``k = c² ‖(P⁻¹ZᵀX)_j‖²``; ``c = 1 / (P⁻¹)_jj`` from one Cholesky at the current ``r``."""
+    with ``k = c² ‖(P⁻¹ZᵀX)_j‖²``; from ``u = P⁻¹e_j`` (one Cholesky at the current ``r``),
+    ``c = 1 / u_j`` and ``(P⁻¹ZᵀX)_j = uᵀZᵀX``."""
     ZtZ, ZtX, _, _ = stats
     D = ZtX.shape[1]
-    r, tau = jnp.exp(log_r), jnp.exp(log_tau)
-    K = ZtZ.shape[0] - r.shape[0]
-    L = jnp.linalg.cholesky(jnp.diag(jnp.concatenate([r, jnp.full((K,), eta, r.dtype)])) + tau * ZtZ)
-    unit = (jnp.arange(ZtZ.shape[0]) == j).astype(r.dtype)
-    row = cho_solve((L, True), jnp.concatenate([unit[:, None], ZtX], axis=1))[j]  # (P⁻¹[e_j ZᵀX])_j
-    c = 1.0 / row[0]
+    r = jnp.exp(log_r)
+    L = _collapsed_precision_cholesky(r, tau, eta, ZtZ)
+    u = cho_solve((L, True), (jnp.arange(ZtZ.shape[0]) == j).astype(r.dtype))
+    c = 1.0 / u[j]
     t = jnp.maximum(c - r[j], 0.0)
-    k = c**2 * jnp.sum(row[1:] ** 2)
+    k = c**2 * jnp.sum((u @ ZtX) ** 2)
 
     def log_density(s):
         schur = jnp.exp(s) + t
@@ -258,7 +262,7 @@ def sample_precisions_collapsed(key, X, H, U, r, tau, eta, obs, a_r, b_r, a_tau,
     leaves this marginal invariant, not an independent draw). Follow it by
     :func:`sample_wv_conditional` at the new values: together a joint move of
     ``(r_i, τ_i, W_i, V_i)``. Each coordinate's density is closed-form in that coordinate (one
-    ``(m+K)``-dim Cholesky per ``r_ij``, one eigendecomposition for ``τ_i``), so a slice step's
+    ``(m+K)``-dim Cholesky and one solve per ``r_ij``, one eigendecomposition for ``τ_i``), so a slice step's
     evaluations cost O(1) (``log r_j``) or O(m+K) (``log τ``). Returns ``(r, τ)``."""
     stats = _collapsed_statistics(X, H, U, obs)
     m = r.shape[0]
@@ -266,7 +270,7 @@ def sample_precisions_collapsed(key, X, H, U, r, tau, eta, obs, a_r, b_r, a_tau,
     def ard_coordinate(j, carry):
         log_r, key = carry
         key, k = jax.random.split(key)
-        log_density = _ard_coordinate_log_density(j, log_r, jnp.log(tau), stats, eta, a_r, b_r)
+        log_density = _ard_coordinate_log_density(j, log_r, tau, stats, eta, a_r, b_r)
         return log_r.at[j].set(slice_step(k, log_r[j], log_density)), key
 
     log_r, key = jax.lax.fori_loop(0, m, ard_coordinate, (jnp.log(r), key))

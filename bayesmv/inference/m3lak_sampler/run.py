@@ -259,8 +259,7 @@ def _chains_in_processes(settings: _RunSettings, data, starts, warm_up, n_worker
     pool, kept alive between calls), each worker on its own CPU. The programs are compiled
     here, once (:func:`_serialized_programs`), and each worker runs the sequential program of its
     chains from their own keys or states, so the draws equal ``"sequential"`` ones in a one-CPU
-    process. Returns
-    ``[(samples, extra, last state)]`` per chain."""
+    process. Returns ``[(samples, extra, last state)]`` per chain."""
     groups = np.array_split(np.arange(len(starts)), n_workers)
     host_data = jax.device_get(data)
     programs = _serialized_programs(settings, data, starts[0], warm_up)
@@ -354,8 +353,7 @@ def run_m3lak(
     sums over its threads, so at larger shapes ``"sequential"`` draws round differently); with
     one worker, on an accelerator backend or with a data mesh it runs them in this process.
     Raises :class:`M3LAKNumericalError` (naming the block) if any block produced non-finite
-    values and
-    :class:`DPCapacityError` if the DP needed more than ``config.dp_capacity`` components
+    values and :class:`DPCapacityError` if the DP needed more than ``config.dp_capacity`` components
     (``on_dp_overflow="ignore"``: no error; the caller checks ``post.last_state.latent.dp.overflow``
     and reports it, as ``M3LAKClassifier`` does with a ``SamplerWarning``).
 
