@@ -69,6 +69,7 @@ CONFIGS = {
         hmc_steps_joint=4,
         precision_update="collapsed",
         niw_mu0=0.5,  # the latent-axis moves' NIW-mean terms
+        h_lvm_passes=2,
     ),
     "logistic-per-feature-noise-niw-scale": dataclasses.replace(
         BASE,

@@ -126,6 +126,10 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         leapfrog steps / dual-averaging target / initial step of the HMC blocks for H, Ω and the
         joint (β, Ω) move. ``target_accept=0.9`` (NumPyro's NUTS: 0.8) keeps the joint move's step
         small enough that it did not diverge in the fits measured above.
+    h_lvm_passes : int
+        Not in the paper: how many times per sweep ``H`` and then the latent variable model
+        (``U``, ``[W V]``, ``r``, ``τ``) are updated. ``H`` and the loadings ``W`` hold each
+        other, and the noise precisions ``τ`` move only as fast as they do.
     latent_axis_moves : bool
         Not in the paper: each sweep ends with moves of the scale and shear of the latent axes,
         jointly in ``(H, W_i, r_i, Ω, DP components)`` so that the likelihood is unchanged
@@ -209,6 +213,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         noise="view",
         lengthscale=None,
         hmc_steps_h=10,
+        h_lvm_passes=1,
         hmc_steps_omega=10,
         hmc_steps_joint=60,
         target_accept=0.9,
@@ -253,6 +258,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         self.noise = noise
         self.lengthscale = lengthscale
         self.hmc_steps_h = hmc_steps_h
+        self.h_lvm_passes = h_lvm_passes
         self.hmc_steps_omega = hmc_steps_omega
         self.hmc_steps_joint = hmc_steps_joint
         self.target_accept = target_accept

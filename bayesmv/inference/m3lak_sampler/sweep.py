@@ -16,7 +16,9 @@ One sweep (:func:`m3lak_sweep`, pure and jit-able) updates, in order:
 6. ``U`` (eq. 10),
 7. ``[W_i V_i]`` jointly per view (DESIGN §5),
 8. ``r`` (eq. 13, corrected),
-9. ``τ`` (eq. 14),
+9. ``τ`` (eq. 14); with ``config.h_lvm_passes = P > 1``, blocks 1 and 6–9 then run ``P - 1``
+   more times (``H``, then the latent variable model, each pass with its own keys): ``H`` and
+   ``W`` hold each other, and the noise precisions ``τ`` move only as fast as they do,
 10. ``v`` (if ``v_prior``),
 11. with ``config.latent_axis_moves``: the scale and shear of the latent axes, ``(H, W_i, r_i,
     Ω, DP components)`` moved together along maps under which the likelihood is invariant
@@ -210,6 +212,69 @@ def _guard(new, old, code, flag):
     return value, jnp.where((flag == 0) & ~ok, code, flag)
 
 
+def _update_h(key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, valid, step_size, flag):
+    """Block 1: every row of ``H`` by its own HMC (eq. 4), mass matrix the full-data Gaussian
+    precision. Returns ``(latent, accept_prob (N,), divergent (N,), flag)``."""
+    m = latent.H.shape[1]
+    Q, b = _gaussian_parts(latent, data)
+    obsf = data.obs.astype(latent.H.dtype)
+    mass = jnp.eye(m, dtype=latent.H.dtype) + jnp.sum(Q, 0)
+    mass_chol = jnp.linalg.cholesky(mass)
+
+    def pot_H(Hc):
+        quad = jnp.einsum("nv,nvk,nk->n", obsf, jnp.einsum("nl,vlk->nvk", Hc, Q), Hc)  # Σ_i o_ni hᵀQ_i h
+        gauss = 0.5 * jnp.sum(Hc**2, -1) + 0.5 * quad - jnp.sum(Hc * b, -1)
+        f = decision_values(Hc, latent.omega, latent.beta)
+        return gauss + jnp.where(valid, _label_energy(f, data.y, latent.lam, config), 0.0)
+
+    H, acc, div = rowwise_hmc_step(key, latent.H, pot_H, step_size, config.hmc_steps_h, mass_chol=mass_chol)
+    H, flag = _guard(H, latent.H, 1, flag)
+    return latent._replace(H=H), acc, div, flag
+
+
+def _update_lvm(keys, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, flag):
+    """Blocks 6–9, view by view: ``U``, ``[W V]``, ``r``, ``τ`` (or, with
+    ``precision_update="collapsed"``, ``U`` then ``(r, τ)`` with ``[W V]`` integrated out, then
+    ``[W V]``). ``keys``: four keys (``U``, ``[W V]``, ``r``, ``τ``). Returns ``(latent, flag)``."""
+    nV = len(data.Xs)
+    kU, kWV, kr, kt = (jax.random.split(k, nV) for k in keys)
+    kUV = jax.random.split(jax.random.fold_in(keys[0], 1), nV)
+    Us, Ws, Vs, rs, taus = [], [], [], [], []
+    collapsed = config.precision_update == "collapsed"
+    view_tau = _view_noise(latent, data)
+    for i in range(nV):
+        X, o = data.Xs[i], data.obs[:, i]
+        W, Vv, tau_i = latent.Ws[i], latent.Vs[i], view_tau[i]
+        if collapsed:
+            # U | V (exact, row by row) aligns U with the residual the current V explains; then
+            # an elliptical slice step with V integrated out moves U with V; [W V] below draws V
+            # anew (a partially collapsed Gibbs order: every marginalised block is redrawn
+            # before it is conditioned on).
+            U = cond.sample_u_conditional(kUV[i], X, latent.H, W, Vv, tau_i, o)
+            U = cond.sample_u_collapsed(kU[i], X, latent.H, W, U, tau_i, config.eta, o)
+        else:
+            U = cond.sample_u_conditional(kU[i], X, latent.H, W, Vv, tau_i, o)
+        U, flag = _guard(U, latent.Us[i], 6, flag)
+        r_i = latent.r[i]
+        if collapsed:  # (r, τ, [W V]) jointly: r and τ with [W V] integrated out
+            new = cond.sample_precisions_collapsed(
+                kt[i], X, latent.H, U, r_i, tau_i, config.eta, o, *config.precision_priors
+            )
+            (r_i, tau_i), flag = _guard(new, (r_i, tau_i), 9, flag)
+        W_new, V_new = cond.sample_wv_conditional(kWV[i], X, latent.H, U, r_i, config.eta, tau_i, o)
+        (W, Vv), flag = _guard((W_new, V_new), (W, Vv), 7, flag)
+        if not collapsed:
+            new = cond.sample_r_conditional(kr[i], W, config.a_r, config.b_r)
+            r_i, flag = _guard(new, r_i, 8, flag)
+            new = cond.sample_tau_conditional(
+                kt[i], X, latent.H, U, W, Vv, o, config.a_tau, config.b_tau, config.noise == "feature"
+            )
+            tau_i, flag = _guard(new, tau_i, 9, flag)
+        Us.append(U), Ws.append(W), Vs.append(Vv), rs.append(r_i), taus.append(tau_i)
+    latent = latent._replace(Us=tuple(Us), Ws=tuple(Ws), Vs=tuple(Vs), r=jnp.stack(rs), tau=_join_noise(taus))
+    return latent, flag
+
+
 def m3lak_sweep(
     key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, step_size_H, step_size_omega, flag=0
 ):
@@ -218,7 +283,6 @@ def m3lak_sweep(
     C = config.C
     keys = jax.random.split(_random.fast_key(key), 10)
     N, m = latent.H.shape
-    nV = len(data.Xs)
     flag = jnp.asarray(flag, jnp.int32)
     valid = data.y != 0  # False only on the padding rows of a sharded run (see shard_m3lak_data)
 
@@ -229,22 +293,7 @@ def m3lak_sweep(
 
     # 1. H: per-row HMC, mass matrix = the full-data Gaussian precision
     if "H" not in fixed:
-        Q, b = _gaussian_parts(latent, data)
-        obsf = data.obs.astype(latent.H.dtype)
-        mass = jnp.eye(m, dtype=latent.H.dtype) + jnp.sum(Q, 0)
-        mass_chol = jnp.linalg.cholesky(mass)
-
-        def pot_H(Hc):
-            quad = jnp.einsum("nv,nvk,nk->n", obsf, jnp.einsum("nl,vlk->nvk", Hc, Q), Hc)  # Σ_i o_ni hᵀQ_i h
-            gauss = 0.5 * jnp.sum(Hc**2, -1) + 0.5 * quad - jnp.sum(Hc * b, -1)
-            f = decision_values(Hc, latent.omega, latent.beta)
-            return gauss + jnp.where(valid, _label_energy(f, data.y, latent.lam, config), 0.0)
-
-        H, acc_H, div_H = rowwise_hmc_step(
-            keys[0], latent.H, pot_H, step_size_H, config.hmc_steps_h, mass_chol=mass_chol
-        )
-        H, flag = _guard(H, latent.H, 1, flag)
-        latent = latent._replace(H=H)
+        latent, acc_H, div_H, flag = _update_h(keys[0], latent, data, config, valid, step_size_H, flag)
 
     # 2. Ω: joint HMC (hinge), or (β, Ω) jointly (logistic)
     if "omega" not in fixed and logistic:
@@ -310,43 +359,20 @@ def m3lak_sweep(
 
     # 6–9. latent variable model, view by view (V is small and static)
     if "lvm" not in fixed:
-        kU, kWV, kr, kt = (jax.random.split(k, nV) for k in keys[5:9])
-        kUV = jax.random.split(jax.random.fold_in(keys[5], 1), nV)
-        Us, Ws, Vs, rs, taus = [], [], [], [], []
-        collapsed = config.precision_update == "collapsed"
-        view_tau = _view_noise(latent, data)
-        for i in range(nV):
-            X, o = data.Xs[i], data.obs[:, i]
-            W, Vv, tau_i = latent.Ws[i], latent.Vs[i], view_tau[i]
-            if collapsed:
-                # U | V (exact, row by row) aligns U with the residual the current V explains; then
-                # an elliptical slice step with V integrated out moves U with V; [W V] below draws V
-                # anew (a partially collapsed Gibbs order: every marginalised block is redrawn
-                # before it is conditioned on).
-                U = cond.sample_u_conditional(kUV[i], X, latent.H, W, Vv, tau_i, o)
-                U = cond.sample_u_collapsed(kU[i], X, latent.H, W, U, tau_i, config.eta, o)
-            else:
-                U = cond.sample_u_conditional(kU[i], X, latent.H, W, Vv, tau_i, o)
-            U, flag = _guard(U, latent.Us[i], 6, flag)
-            r_i = latent.r[i]
-            if collapsed:  # (r, τ, [W V]) jointly: r and τ with [W V] integrated out
-                new = cond.sample_precisions_collapsed(
-                    kt[i], X, latent.H, U, r_i, tau_i, config.eta, o, *config.precision_priors
-                )
-                (r_i, tau_i), flag = _guard(new, (r_i, tau_i), 9, flag)
-            W_new, V_new = cond.sample_wv_conditional(kWV[i], X, latent.H, U, r_i, config.eta, tau_i, o)
-            (W, Vv), flag = _guard((W_new, V_new), (W, Vv), 7, flag)
-            if not collapsed:
-                new = cond.sample_r_conditional(kr[i], W, config.a_r, config.b_r)
-                r_i, flag = _guard(new, r_i, 8, flag)
-                new = cond.sample_tau_conditional(
-                    kt[i], X, latent.H, U, W, Vv, o, config.a_tau, config.b_tau, config.noise == "feature"
-                )
-                tau_i, flag = _guard(new, tau_i, 9, flag)
-            Us.append(U), Ws.append(W), Vs.append(Vv), rs.append(r_i), taus.append(tau_i)
-        latent = latent._replace(
-            Us=tuple(Us), Ws=tuple(Ws), Vs=tuple(Vs), r=jnp.stack(rs), tau=_join_noise(taus)
-        )
+        latent, flag = _update_lvm(keys[5:9], latent, data, config, flag)
+
+    # 1 and 6–9 again, config.h_lvm_passes times in all: H and [W V] hold each other, and τ moves
+    # only as fast as they do
+    for p in range(1, config.h_lvm_passes):
+        if "H" not in fixed:
+            k = jax.random.fold_in(keys[0], p)
+            latent, acc, div, flag = _update_h(k, latent, data, config, valid, step_size_H, flag)
+            acc_H, div_H = acc_H + acc, div_H | div
+        if "lvm" not in fixed:
+            latent, flag = _update_lvm(
+                [jax.random.fold_in(k, p) for k in keys[5:9]], latent, data, config, flag
+            )
+    acc_H = acc_H / config.h_lvm_passes
 
     # 10. v
     if config.v_prior is not None:
