@@ -362,8 +362,9 @@ def m3lak_sweep(
         latent, flag = _update_lvm(keys[5:9], latent, data, config, flag)
 
     # 1 and 6–9 again, config.h_lvm_passes times in all: H and [W V] hold each other, and τ moves
-    # only as fast as they do
-    for p in range(1, config.h_lvm_passes):
+    # only as fast as they do (a loop, so that the blocks are compiled once)
+    def another_pass(p, carry):
+        latent, flag, acc_H, div_H = carry
         if "H" not in fixed:
             k = jax.random.fold_in(keys[0], p)
             latent, acc, div, flag = _update_h(k, latent, data, config, valid, step_size_H, flag)
@@ -372,7 +373,15 @@ def m3lak_sweep(
             latent, flag = _update_lvm(
                 [jax.random.fold_in(k, p) for k in keys[5:9]], latent, data, config, flag
             )
-    acc_H = acc_H / config.h_lvm_passes
+        return latent, flag, acc_H, div_H
+
+    if config.h_lvm_passes > 1:
+        acc_H = jnp.broadcast_to(acc_H, (N,))
+        div_H = jnp.broadcast_to(div_H, (N,))
+        latent, flag, acc_H, div_H = jax.lax.fori_loop(
+            1, config.h_lvm_passes, another_pass, (latent, flag, acc_H, div_H)
+        )
+        acc_H = acc_H / config.h_lvm_passes
 
     # 10. v
     if config.v_prior is not None:
