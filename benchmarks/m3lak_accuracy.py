@@ -100,6 +100,8 @@ def _m3lak(cfg, seed, warmup, samples, chains, **kw):
     params = dict(
         likelihood="hinge",
         precision_update="conditional",
+        h_lvm_passes=1,
+        hmc_steps_h=10,
         n_latent=20,
         n_frequencies=100,
         C=1.0,
@@ -232,6 +234,8 @@ PAPER = dict(
     spectral_prior="dp",
     niw_nu0=20.0,
     precision_update="conditional",
+    h_lvm_passes=1,  # Algorithm 1: H and the latent variable model once per sweep
+    hmc_steps_h=10,
     num_warmup=800,
     num_samples=200,
 )

@@ -44,14 +44,15 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     ``n_frequencies=25`` (with β's prior precision ``v = 0.01``) were chosen by held-out Brier
     score on mfeat tasks that the accuracy benchmark does not test on
     (``benchmarks/m3lak_defaults.py``). ``precision_update="collapsed"``, ``target_accept=0.9``,
-    ``hmc_steps_joint=60`` and 4 chains of 1000 + 2000 sweeps, spread over worker processes, are
-    the sampler settings. On the 2-core test machine, the demo's task (400 training points) with
-    ``random_state`` 0-3 (each its own split): fits took 84-86 s; the training decision values
-    reached r̂ ≤ 1.006 with bulk ESS ≥ 1179; τ reached r̂ 1.002 (ESS ≥ 798) in 2 of the 4 fits,
-    and in the other two the chains disagreed on τ (r̂ 1.066 / ESS 38 and 1.026 / 126: a chain
-    in a state with lower τ for part of its draws). Before the worker processes ran on one CPU
-    each (other draws), the same fits took 123-132 s, and with ``hmc_steps_joint=30`` 109-113 s
-    at decision-value ESS 767-1071; the chains one after another in one process 147-183 s.
+    ``hmc_steps_joint=30``, two passes of ``H`` (5 leapfrog steps) and the latent variable model
+    per sweep (``h_lvm_passes=2``) and 4 chains of 2000 + 2000 sweeps, spread over worker
+    processes, are the sampler settings. On the 2-core test machine, the demo's task (400
+    training points) with ``random_state`` 0-3 (each its own split): fits took 101-109 s; the
+    training decision values reached r̂ ≤ 1.010 with bulk ESS ≥ 710 and τ r̂ ≤ 1.008 with ESS
+    ≥ 884 in all 4 fits. With one pass of 10 steps, 60 joint steps and 1000 + 2000 sweeps (the
+    settings until 2026-11-27) the same fits took 84-86 s and τ failed in 2 of the 4 (r̂ 1.066 /
+    ESS 38 and 1.026 / 126): chains that left warm-up in a state with lower τ, or visited one,
+    for hundreds of draws.
     With ``n_latent=10`` (the default until 2026-11-26) every latent column was active in some
     view, the views competed for columns, and in 5 of 22 fits a chain served one column to view
     kar instead of fou and stayed there (r̂ of the decision values 1.09, of τ 1.49).
@@ -185,7 +186,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         C=1.0,
         n_view_latent=1,
         spectral_prior="dp",
-        num_warmup=1000,
+        num_warmup=2000,
         num_samples=2000,
         num_chains=4,
         chain_method="processes",
@@ -212,10 +213,10 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         precision_update="collapsed",
         noise="view",
         lengthscale=None,
-        hmc_steps_h=10,
-        h_lvm_passes=1,
+        hmc_steps_h=5,
+        h_lvm_passes=2,
         hmc_steps_omega=10,
-        hmc_steps_joint=60,
+        hmc_steps_joint=30,
         target_accept=0.9,
         init_step_size=0.05,
         latent_axis_moves=False,
