@@ -282,7 +282,7 @@ def m3lak_sweep(
     :class:`~bayesmv.inference.m3lak_sampler.state.SweepInfo`."""
     C = config.C
     keys = jax.random.split(_random.fast_key(key), 10)
-    N, m = latent.H.shape
+    N = latent.H.shape[0]
     flag = jnp.asarray(flag, jnp.int32)
     valid = data.y != 0  # False only on the padding rows of a sharded run (see shard_m3lak_data)
 
@@ -381,7 +381,8 @@ def m3lak_sweep(
         latent, flag, acc_H, div_H = jax.lax.fori_loop(
             1, config.h_lvm_passes, another_pass, (latent, flag, acc_H, div_H)
         )
-        acc_H = acc_H / config.h_lvm_passes
+        if "H" not in fixed:  # the mean acceptance over the passes
+            acc_H = acc_H / config.h_lvm_passes
 
     # 10. v
     if config.v_prior is not None:
