@@ -282,7 +282,6 @@ def m3lak_sweep(
     :class:`~bayesmv.inference.m3lak_sampler.state.SweepInfo`."""
     C = config.C
     keys = jax.random.split(_random.fast_key(key), 10)
-    N = latent.H.shape[0]
     flag = jnp.asarray(flag, jnp.int32)
     valid = data.y != 0  # False only on the padding rows of a sharded run (see shard_m3lak_data)
 
@@ -363,24 +362,21 @@ def m3lak_sweep(
 
     # 1 and 6–9 again, config.h_lvm_passes times in all: H and [W V] hold each other, and τ moves
     # only as fast as they do (a loop, so that the blocks are compiled once)
-    def another_pass(p, carry):
-        latent, flag, acc_H, div_H = carry
-        if "H" not in fixed:
-            k = jax.random.fold_in(keys[0], p)
-            latent, acc, div, flag = _update_h(k, latent, data, config, valid, step_size_H, flag)
-            acc_H, div_H = acc_H + acc, div_H | div
-        if "lvm" not in fixed:
-            latent, flag = _update_lvm(
-                [jax.random.fold_in(k, p) for k in keys[5:9]], latent, data, config, flag
-            )
-        return latent, flag, acc_H, div_H
-
     if config.h_lvm_passes > 1:
-        acc_H = jnp.broadcast_to(acc_H, (N,))
-        div_H = jnp.broadcast_to(div_H, (N,))
-        latent, flag, acc_H, div_H = jax.lax.fori_loop(
-            1, config.h_lvm_passes, another_pass, (latent, flag, acc_H, div_H)
-        )
+
+        def another_pass(p, carry):
+            latent, flag, acc_H, div_H = carry
+            if "H" not in fixed:
+                k = jax.random.fold_in(keys[0], p)
+                latent, acc, div, flag = _update_h(k, latent, data, config, valid, step_size_H, flag)
+                acc_H, div_H = acc_H + acc, div_H | div
+            if "lvm" not in fixed:
+                ks = [jax.random.fold_in(k, p) for k in keys[5:9]]
+                latent, flag = _update_lvm(ks, latent, data, config, flag)
+            return latent, flag, acc_H, div_H
+
+        carry = jax.lax.fori_loop(1, config.h_lvm_passes, another_pass, (latent, flag, acc_H, div_H))
+        latent, flag, acc_H, div_H = carry
         if "H" not in fixed:  # the mean acceptance over the passes
             acc_H = acc_H / config.h_lvm_passes
 
