@@ -204,6 +204,10 @@ def class_probabilities(p):
     return np.where(total > 0, p / np.where(total > 0, total, 1.0), 1.0 / p.shape[1])
 
 
+#: ``implied_kernel`` at lags ``T`` for each of a stack of frequency draws, compiled once per shape
+_implied_kernels = jax.jit(jax.vmap(implied_kernel, in_axes=(None, 0)))
+
+
 def kernel_band(omega, t, direction=None, interval=0.9):
     """Posterior of the learned shift-invariant kernel ``k(t) = mean_j cos(ω_jᵀt)`` (§2.2) from
     frequency draws ``omega`` ``(S, M, m)``: ``t`` lags ``(k, m)``, or distances ``(k,)`` along
@@ -227,7 +231,7 @@ def kernel_band(omega, t, direction=None, interval=0.9):
         raise ValueError(f"t must have shape (k,) or (k, n_latent={m}), got {t.shape}")
     if not np.isfinite(T).all():
         raise ValueError("t contains NaN or inf")
-    k = np.asarray(jax.vmap(lambda om: implied_kernel(T, om))(omega))  # (S, k)
+    k = np.asarray(_implied_kernels(T, omega))  # (S, k)
     a = (1.0 - interval) / 2.0
     lo, hi = np.quantile(k, [a, 1.0 - a], axis=0)
     return KernelBand(t, k.mean(axis=0), lo, hi)
