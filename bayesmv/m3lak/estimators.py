@@ -130,8 +130,9 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         small enough that it did not diverge in the fits measured above.
     h_lvm_passes : int
         Not in the paper: how many times per sweep ``H`` and then the latent variable model
-        (``U``, ``[W V]``, ``r``, ``τ``) are updated. ``H`` and the loadings ``W`` hold each
-        other, and the noise precisions ``τ`` move only as fast as they do.
+        (``U``, ``[W V]``, ``r``, ``τ``) are updated (with more than one pass, these passes open
+        the sweep). ``H`` and the loadings ``W`` hold each other, and the noise precisions ``τ``
+        move only as fast as they do.
     latent_axis_moves : bool
         Not in the paper: each sweep ends with moves of the scale and shear of the latent axes,
         jointly in ``(H, W_i, r_i, Ω, DP components)`` so that the likelihood is unchanged

@@ -16,9 +16,11 @@ One sweep (:func:`m3lak_sweep`, pure and jit-able) updates, in order:
 6. ``U`` (eq. 10),
 7. ``[W_i V_i]`` jointly per view (DESIGN §5),
 8. ``r`` (eq. 13, corrected),
-9. ``τ`` (eq. 14); with ``config.h_lvm_passes = P > 1``, blocks 1 and 6–9 then run ``P - 1``
-   more times (``H``, then the latent variable model, each pass with its own keys): ``H`` and
-   ``W`` hold each other, and the noise precisions ``τ`` move only as fast as they do,
+9. ``τ`` (eq. 14); with ``config.h_lvm_passes = P > 1``, blocks 1 and 6–9 come first instead,
+   as ``P`` passes of ``H`` then the latent variable model (each pass with its own keys), and
+   blocks 2–5 follow: ``H`` and ``W`` hold each other, and the noise precisions ``τ`` move only
+   as fast as they do. (Any fixed order of exact blocks leaves the posterior invariant; this one
+   is a loop whose body compiles each block once.)
 10. ``v`` (if ``v_prior``),
 11. with ``config.latent_axis_moves``: the scale and shear of the latent axes, ``(H, W_i, r_i,
     Ω, DP components)`` moved together along maps under which the likelihood is invariant
@@ -290,9 +292,31 @@ def m3lak_sweep(
     acc_H = acc_O = jnp.ones((), latent.H.dtype)
     div_H = div_O = jnp.zeros((), bool)
 
-    # 1. H: per-row HMC, mass matrix = the full-data Gaussian precision
-    if "H" not in fixed:
+    # 1. H: per-row HMC, mass matrix = the full-data Gaussian precision. With h_lvm_passes = P > 1,
+    # H and the latent variable model (6–9) come first, P times: H and [W V] hold each other, and
+    # τ moves only as fast as they do (one loop, so that each block is compiled once)
+    if config.h_lvm_passes == 1 and "H" not in fixed:
         latent, acc_H, div_H, flag = _update_h(keys[0], latent, data, config, valid, step_size_H, flag)
+    elif config.h_lvm_passes > 1:
+
+        def one_pass(p, carry):
+            latent, flag, acc_H, div_H = carry
+            if "H" not in fixed:
+                k = jax.random.fold_in(keys[0], p)
+                latent, acc, div, flag = _update_h(k, latent, data, config, valid, step_size_H, flag)
+                acc_H, div_H = acc_H + acc, div_H | div
+            if "lvm" not in fixed:
+                ks = [jax.random.fold_in(k, p) for k in keys[5:9]]
+                latent, flag = _update_lvm(ks, latent, data, config, flag)
+            return latent, flag, acc_H, div_H
+
+        if "H" not in fixed:  # the acceptance per row, summed over the passes
+            acc_H = jnp.zeros(latent.H.shape[0], latent.H.dtype)
+            div_H = jnp.zeros(latent.H.shape[0], bool)
+        carry = jax.lax.fori_loop(0, config.h_lvm_passes, one_pass, (latent, flag, acc_H, div_H))
+        latent, flag, acc_H, div_H = carry
+        if "H" not in fixed:  # the mean acceptance over the passes
+            acc_H = acc_H / config.h_lvm_passes
 
     # 2. Ω: joint HMC (hinge), or (β, Ω) jointly (logistic)
     if "omega" not in fixed and logistic:
@@ -357,28 +381,8 @@ def m3lak_sweep(
         latent = latent._replace(lam=lam, beta=beta)
 
     # 6–9. latent variable model, view by view (V is small and static)
-    if "lvm" not in fixed:
+    if config.h_lvm_passes == 1 and "lvm" not in fixed:
         latent, flag = _update_lvm(keys[5:9], latent, data, config, flag)
-
-    # 1 and 6–9 again, config.h_lvm_passes times in all: H and [W V] hold each other, and τ moves
-    # only as fast as they do (a loop, so that the blocks are compiled once)
-    if config.h_lvm_passes > 1:
-
-        def another_pass(p, carry):
-            latent, flag, acc_H, div_H = carry
-            if "H" not in fixed:
-                k = jax.random.fold_in(keys[0], p)
-                latent, acc, div, flag = _update_h(k, latent, data, config, valid, step_size_H, flag)
-                acc_H, div_H = acc_H + acc, div_H | div
-            if "lvm" not in fixed:
-                ks = [jax.random.fold_in(k, p) for k in keys[5:9]]
-                latent, flag = _update_lvm(ks, latent, data, config, flag)
-            return latent, flag, acc_H, div_H
-
-        carry = jax.lax.fori_loop(1, config.h_lvm_passes, another_pass, (latent, flag, acc_H, div_H))
-        latent, flag, acc_H, div_H = carry
-        if "H" not in fixed:  # the mean acceptance over the passes
-            acc_H = acc_H / config.h_lvm_passes
 
     # 10. v
     if config.v_prior is not None:
