@@ -45,17 +45,17 @@ class KernelBand(NamedTuple):
     upper: np.ndarray
 
 
-def _view_terms(W, V, tau, X):
-    """``A = WᵀΣ⁻¹W`` (m, m) and ``B = XΣ⁻¹W`` (n, m) for one view, ``Σ = VVᵀ + T⁻¹``, ``T = τI``
+def _view_terms(W, V, tau):
+    """``A = WᵀΣ⁻¹W`` (m, m) and ``Σ⁻¹W`` (D, m) for one view, ``Σ = VVᵀ + T⁻¹``, ``T = τI``
     (``tau`` a scalar) or ``diag(τ)`` (``(D,)``), by Woodbury:
-    ``Σ⁻¹ = T - TV G⁻¹ VᵀT``, ``G = I + VᵀTV``."""
+    ``Σ⁻¹ = T - TV G⁻¹ VᵀT``, ``G = I + VᵀTV``. A test point's own term is ``xᵀΣ⁻¹W``."""
     K = V.shape[1]
     TW, TV = noise_weighted(tau, W), noise_weighted(tau, V)
     G = jnp.eye(K, dtype=W.dtype) + V.T @ TV
     Lg = jnp.linalg.cholesky(G)
     Q = cho_solve((Lg, True), TV.T @ W)  # G⁻¹VᵀTW, (K, m)
     A = W.T @ TW - (W.T @ TV) @ Q
-    return 0.5 * (A + A.T), X @ (TW - TV @ Q)
+    return 0.5 * (A + A.T), TW - TV @ Q
 
 
 def predictive_latent_moments(Ws, Vs, tau, Xs, observed):
@@ -75,50 +75,53 @@ def predictive_latent_moments(Ws, Vs, tau, Xs, observed):
     for i, (W, V, X) in enumerate(zip(Ws, Vs, Xs)):
         o = jnp.asarray(observed[i])
         X = jnp.where(o[:, None], X, 0.0)
-        A, B = _view_terms(W, V, taus[i], X)
+        A, SW = _view_terms(W, V, taus[i])
         P = P + o[:, None, None] * A
-        b = b + o[:, None] * B
+        b = b + o[:, None] * (X @ SW)
     L = jnp.linalg.cholesky(P)
     mean = jax.vmap(lambda Ln, bn: cho_solve((Ln, True), bn))(L, b)
     return mean, L
 
 
-def _draw_decisions(key, Ws, Vs, tau, beta, omega, Xs, observed, patterns, pattern_index):
+def _draw_decisions(key, Ws, Vs, tau, beta, omega, X, patterns, pattern_index):
     """One posterior draw: sample ``h*`` for every test point and return ``f = βᵀφ̃(h*)`` (n,).
+    ``X``: the views side by side ``(n, Σ_i D_i)``, zero on unobserved rows.
 
-    Test points sharing a missingness pattern share the precision; one Cholesky per pattern.
+    Test points sharing a missingness pattern share the precision ``P``; one Cholesky per
+    pattern. The mean ``P⁻¹ Σ_i Wᵢᵀ Σᵢ⁻¹ xᵢ`` is ``X`` times ``P⁻¹`` applied to the stacked
+    ``Σᵢ⁻¹Wᵢ``: a solve with ``Σ_i D_i`` right-hand sides per pattern instead of ``n``.
     """
     m = Ws[0].shape[1]
-    n = Xs[0].shape[0]
+    n = X.shape[0]
     n_pat = patterns.shape[0]
     P = jnp.broadcast_to(jnp.eye(m, dtype=beta.dtype), (n_pat, m, m))
-    b = jnp.zeros((n, m), dtype=beta.dtype)
     taus = noise_by_view(tau, [W.shape[0] for W in Ws])
-    for i, (W, V, X) in enumerate(zip(Ws, Vs, Xs)):
-        A, B = _view_terms(W, V, taus[i], X)  # X is already zero on unobserved rows
+    SWs = []
+    for i, (W, V) in enumerate(zip(Ws, Vs)):
+        A, SW = _view_terms(W, V, taus[i])
         P = P + patterns[:, i, None, None] * A
-        b = b + observed[i][:, None] * B
+        SWs.append(SW)
+    SW = jnp.concatenate(SWs, axis=0)  # (Σ_i D_i, m)
     L = jnp.linalg.cholesky(P)  # (n_pat, m, m)
     # one standard normal per draw, shared by every test point (common random numbers): a point's
     # draws depend on that point alone, not on the other rows or their order
     z = jax.random.normal(key, (m,), dtype=beta.dtype)
 
     def draw_under(Lp):  # h* for every test point under one pattern's precision Lp Lpᵀ
-        mean = cho_solve((Lp, True), b.T)
-        return (mean + solve_triangular(Lp.T, z, lower=False)[:, None]).T  # cov = P⁻¹ = L⁻ᵀL⁻¹
+        gain = cho_solve((Lp, True), SW.T)  # P⁻¹ (Σ⁻¹W)ᵀ, (m, Σ_i D_i)
+        return X @ gain.T + solve_triangular(Lp.T, z, lower=False)  # cov = P⁻¹ = L⁻ᵀL⁻¹
 
-    # one matrix-RHS solve per missingness pattern, not n batched m×m solves; every point is
-    # solved under every pattern (n_pat × the work of one), cheap while patterns are few
+    # every point is computed under every pattern (n_pat × the work of one), cheap while
+    # patterns are few; a view a point lacks adds nothing (its rows of X are zero)
     H = jax.lax.map(draw_under, L)[pattern_index, jnp.arange(n)]
     return decision_values(H, omega, beta)
 
 
 @jax.jit
-def _decisions_chunk(keys, Ws, Vs, tau, beta, omega, Xs, observed, patterns, pattern_index):
-    """:func:`_draw_decisions` over a chunk of posterior draws, one after another (each draw's
-    solves are BLAS-3 calls with ``n`` right-hand sides): ``(chunk, n)``."""
+def _decisions_chunk(keys, Ws, Vs, tau, beta, omega, X, patterns, pattern_index):
+    """:func:`_draw_decisions` over a chunk of posterior draws, one after another: ``(chunk, n)``."""
     return jax.lax.map(
-        lambda a: _draw_decisions(*a, Xs, observed, patterns, pattern_index), (keys, Ws, Vs, tau, beta, omega)
+        lambda a: _draw_decisions(*a, X, patterns, pattern_index), (keys, Ws, Vs, tau, beta, omega)
     )
 
 
@@ -133,7 +136,7 @@ def sample_predictive_decisions(draws, Xs, key, chunk_size=None):
     """
     n_views = len(Xs)
     observed = observed_mask(Xs)  # (V, n)
-    Xs0 = [np.where(observed[i][:, None], X, 0.0) for i, X in enumerate(Xs)]
+    X0 = np.concatenate([np.where(observed[i][:, None], X, 0.0) for i, X in enumerate(Xs)], axis=1)
     patterns, pattern_index = np.unique(observed.T, axis=0, return_inverse=True)
     pattern_index = np.asarray(pattern_index).reshape(-1)
     Ws = [np.asarray(draws[f"W_{i}"]) for i in range(n_views)]
@@ -146,7 +149,6 @@ def sample_predictive_decisions(draws, Xs, key, chunk_size=None):
         chunk_size = int(max(1, min(S, _PREDICT_MEMORY // max(per_draw, 1), _MAX_CHUNK_DRAWS)))
     keys = jax.vmap(lambda s: jax.random.fold_in(key, s))(jnp.arange(S))
     out = []
-    obs_j = jnp.asarray(observed, dtype=beta.dtype)
     pat_j = jnp.asarray(patterns, dtype=beta.dtype)
     idx_j = jnp.asarray(pattern_index)
     for start in range(0, S, chunk_size):
@@ -160,8 +162,7 @@ def sample_predictive_decisions(draws, Xs, key, chunk_size=None):
             take(tau),
             take(beta),
             take(omega),
-            Xs0,
-            obs_j,
+            X0,
             pat_j,
             idx_j,
         )
