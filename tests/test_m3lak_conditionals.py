@@ -896,3 +896,96 @@ def test_elliptical_slice_step_keeps_exact_draws_exact():
     moved = jax.vmap(lambda k, x: elliptical_slice_step(k, x, log_lik))(KEYS, jnp.asarray(start))
     assert np.mean(np.any(np.asarray(moved) != start, axis=1)) > 0.99
     _check_moments(moved, mean, cov)
+
+
+# ---------------------------------------------------------------------------------------------
+# the tempered warm-up: the views' likelihood raised to a power t < 1
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("temper", [0.05, 0.4])
+def test_tempered_tau_conditional_matches_grid(tiny, temper):
+    """τ | · under the likelihood raised to ``temper``: the Gamma prior times the Gaussian
+    likelihood's density to that power, normalised on a grid (KS test)."""
+    t = tiny
+    a_t, b_t = 0.5, 0.2
+    args = [jnp.asarray(t[k]) for k in ("X", "H", "U", "W", "V", "obs")]
+    draws = jax.vmap(lambda k: sample_tau_conditional(k, *args, a_t, b_t, temper=temper))(KEYS[:5000])
+    resid = (t["X"] - t["H"] @ t["W"].T - t["U"] @ t["V"].T)[t["obs"]].ravel()
+
+    def logdens(tau):
+        loglik = st.norm(0, 1 / np.sqrt(tau)).logpdf(resid[:, None]).sum(0)
+        return st.gamma(a_t, scale=1 / b_t).logpdf(tau) + temper * loglik
+
+    _grid_ks(draws, logdens, 1e-6, 40.0)
+
+
+@pytest.mark.parametrize("temper", [0.05, 0.4, 1.0])
+def test_tempered_collapsed_noise_density_matches_brute_force(tiny, temper):
+    """With [W V] integrated out of the tempered joint ``p(X | Z, W, V, τ)^t p(W, V | r)``, the
+    density of ``log τ'``, ``τ' = tτ``, that the collapsed step samples (the closed form with
+    :func:`_tempered_noise_prior`'s Gamma) differs between values as the brute-force one does:
+    ``∫ exp(−tτ‖x − Zw‖²/2) N(w; 0, A⁻¹) dw = (2π/(tτ))^{n/2} N(x; 0, (tτ)⁻¹I + ZA⁻¹Zᵀ)`` per
+    column, times ``(τ/2π)^{tn/2}`` and the Gamma prior of ``τ``."""
+    from bayesmv.inference.conditionals import _collapsed_statistics, _noise_log_density
+    from bayesmv.inference.m3lak_sampler.sweep import _tempered_noise_prior
+
+    t = tiny
+    a_t, b_t, eta = 0.5, 0.2, 3.0
+    r = np.array([0.8, 2.5])
+    o = t["obs"]
+    n = o.sum() * t["D"]
+    Z = np.concatenate([t["H"], t["U"]], axis=1)[o]
+    prior_cov = Z @ np.diag(1.0 / np.concatenate([r, [eta]])) @ Z.T
+
+    def brute(log_tau_eff):  # the density of s = log τ' under the tempered joint
+        tau = np.exp(log_tau_eff) / temper
+        cov = np.eye(o.sum()) / (temper * tau) + prior_cov
+        gauss = st.multivariate_normal(np.zeros(o.sum()), cov).logpdf(t["X"][o].T).sum()
+        lik = (
+            0.5 * temper * n * np.log(tau / (2 * np.pi))
+            + 0.5 * n * np.log(2 * np.pi / (temper * tau))
+            + gauss
+        )
+        return lik + st.gamma(a_t, scale=1 / b_t).logpdf(tau) + np.log(tau)
+
+    config = M3LAKConfig(a_tau=a_t, b_tau=b_t)
+    a_eff, b_eff = _tempered_noise_prior(config, temper, n)
+    X, H, U = (jnp.asarray(t[k]) for k in ("X", "H", "U"))
+    ours = _noise_log_density(jnp.log(r), _collapsed_statistics(X, H, U, jnp.asarray(o)), eta, a_eff, b_eff)
+    values = np.log([1e-3, 0.05, 1.0, 30.0])
+    got = [float(ours(s)) for s in values]
+    np.testing.assert_allclose(np.diff(got), np.diff([brute(s) for s in values]), rtol=1e-9, atol=1e-7)
+
+
+def test_warmup_tempering_schedule():
+    """The power of the views' likelihood rises geometrically from ``warmup_tempering`` to 1 over
+    the first half of warm-up and is exactly 1 after it (and without tempering)."""
+    from bayesmv.inference.m3lak_sampler.kernel import M3LAKKernel
+
+    kernel = M3LAKKernel(M3LAKConfig(warmup_tempering=0.01))
+    kernel._num_warmup = 100
+    got = np.array([float(kernel._temper(jnp.asarray(i))) for i in (0, 25, 49, 50, 99, 100, 5000)])
+    np.testing.assert_allclose(got[:3], 0.01 ** (1 - np.array([0, 25, 49]) / 50), rtol=1e-12)
+    assert np.all(got[3:] == 1.0)
+    assert M3LAKKernel(M3LAKConfig())._temper(jnp.asarray(0)) == 1.0
+    for bad in (0.0, 1.5, -0.1):
+        with pytest.raises(ValueError, match="warmup_tempering"):
+            M3LAKConfig(warmup_tempering=bad).validate()
+
+
+@pytest.mark.slow
+def test_tempering_changes_the_warm_up_only(small_run):
+    """A tempered warm-up gives other draws than an untempered one from the same key; continued
+    from its chains' states (no warm-up), the tempered and untempered kernels draw the same."""
+    import dataclasses
+
+    Xs, y, cfg, post = small_run
+    tempered = dataclasses.replace(cfg, warmup_tempering=0.05)
+    run = run_m3lak(Xs, y, tempered, num_warmup=30, num_samples=20, num_chains=2, random_state=0)
+    assert np.all(np.isfinite(run.samples["tau"]))
+    assert not np.allclose(run.samples["tau"], post.samples["tau"])
+    more = [
+        run_m3lak(Xs, y, c, num_warmup=0, num_samples=10, num_chains=2, init_state=run.chain_states).samples
+        for c in (tempered, cfg)
+    ]
+    for name in ("tau", "decision", "H" if "H" in more[0] else "beta"):
+        np.testing.assert_array_equal(more[0][name], more[1][name])

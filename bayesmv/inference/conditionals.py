@@ -153,16 +153,17 @@ def sample_r_conditional(key, W, a_r, b_r):
     return _random.gamma(key, a_r + 0.5 * D, rate.shape, W.dtype) / rate
 
 
-def sample_tau_conditional(key, X, H, U, W, V, obs, a_tau, b_tau, per_feature=False):
+def sample_tau_conditional(key, X, H, U, W, V, obs, a_tau, b_tau, per_feature=False, temper=1.0):
     """τ_i | · ~ Γ(a_τ + N_i D_i/2, b_τ + ½ Σ_{n observed} ‖x_n - W h_n - V u_n‖²) (eq. 14), or with
-    ``per_feature`` one precision per feature, τ_id | · ~ Γ(a_τ + N_i/2, b_τ + ½ Σ_n r_nd²)."""
+    ``per_feature`` one precision per feature, τ_id | · ~ Γ(a_τ + N_i/2, b_τ + ½ Σ_n r_nd²); with
+    the view's likelihood raised to ``temper``, both likelihood terms times ``temper``."""
     D = X.shape[1]
     resid = (X - H @ W.T - U @ V.T) * obs[:, None]
-    n_obs = jnp.sum(obs)
+    n_obs = temper * jnp.sum(obs)
     if per_feature:
-        rate = b_tau + 0.5 * jnp.sum(resid**2, axis=0)
+        rate = b_tau + 0.5 * temper * jnp.sum(resid**2, axis=0)
         return _random.gamma(key, a_tau + 0.5 * n_obs, (D,), X.dtype) / rate
-    rate = b_tau + 0.5 * jnp.sum(resid**2)
+    rate = b_tau + 0.5 * temper * jnp.sum(resid**2)
     return _random.gamma(key, a_tau + 0.5 * n_obs * D, (), X.dtype) / rate
 
 

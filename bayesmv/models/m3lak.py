@@ -142,6 +142,11 @@ class M3LAKConfig:
     # likelihood unchanged (bayesmv.inference.latent_axes): only the prior pins them. Off by
     # default: on mfeat fou+kar its chains settled in different ARD modes (see M3LAKClassifier).
     latent_axis_moves: bool = False
+    # Tempered warm-up: over the first half of warm-up the views' likelihood is raised to a power
+    # t that rises geometrically from warmup_tempering to 1 (None: t = 1 throughout). The draws
+    # after warm-up are those of the posterior whatever this is; a low start lets the latent
+    # columns settle in the order of what they explain, so that chains agree on the ARD pattern.
+    warmup_tempering: float | None = None
     # Blocks held at their initial values (a diagnostic: which block holds the chain back);
     # names in FIXABLE_BLOCKS.
     fixed_blocks: tuple = ()
@@ -196,6 +201,10 @@ class M3LAKConfig:
             prior = getattr(self, name)
             if prior is not None and (len(prior) != 2 or min(prior) <= 0):
                 raise ValueError(f"M3LAKConfig.{name} must be (shape, rate) > 0; got {prior!r}")
+        if self.warmup_tempering is not None and not 0 < self.warmup_tempering <= 1:
+            raise ValueError(
+                f"M3LAKConfig.warmup_tempering must be in (0, 1] or None; got {self.warmup_tempering!r}"
+            )
         if self.lengthscale is not None and not self.lengthscale > 0:
             raise ValueError(f"M3LAKConfig.lengthscale must be positive; got {self.lengthscale!r}")
         if not 0 < self.target_accept < 1:

@@ -102,6 +102,16 @@ class M3LAKKernel(MCMCKernel):
             return jax.vmap(self._init_one, in_axes=(0, None))(rng_key, data)
         return self._init_one(rng_key, data)
 
+    def _temper(self, i):
+        """The power of the views' likelihood at sweep ``i``: ``t0^(1 − i/n)`` over the first
+        ``n = num_warmup // 2`` sweeps with ``t0 = config.warmup_tempering``, then 1 (always 1
+        without tempering)."""
+        t0, n = self.config.warmup_tempering, self._num_warmup // 2
+        if t0 is None or t0 == 1 or n == 0:
+            return 1.0
+        frac = jnp.clip(1.0 - i / n, 0.0, 1.0)
+        return jnp.where(i < n, jnp.asarray(t0, jnp.float64) ** frac, 1.0)
+
     def sample(self, state: M3LAKState, model_args, model_kwargs):
         """One sweep of the sampler (``m3lak_sweep``) from ``state``; step sizes adapt during warm-up.
         A block that produces non-finite values is recorded in ``state.nonfinite`` (``run_m3lak``
@@ -111,7 +121,14 @@ class M3LAKKernel(MCMCKernel):
         cfg = self.config
         key, key_sweep = jax.random.split(state.rng_key)
         latent, info = m3lak_sweep(
-            key_sweep, state.latent, data, cfg, state.step_size_H, state.step_size_omega, state.nonfinite
+            key_sweep,
+            state.latent,
+            data,
+            cfg,
+            state.step_size_H,
+            state.step_size_omega,
+            state.nonfinite,
+            self._temper(state.i),
         )
         latent = self._constrain(latent)
         warm = state.i < self._num_warmup

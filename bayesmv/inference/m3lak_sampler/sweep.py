@@ -181,10 +181,11 @@ def _view_noise(latent: M3LAKLatent, data: M3LAKData):
     return noise_by_view(latent.tau, [X.shape[1] for X in data.Xs])
 
 
-def _gaussian_parts(latent: M3LAKLatent, data: M3LAKData):
+def _gaussian_parts(latent: M3LAKLatent, data: M3LAKData, temper=1.0):
     """``Q_i = W_iᵀT_iW_i`` (V, m, m) and ``b_n = Σ_i obs W_iᵀT_i(x_n - V_i u_n)`` (N, m), ``T_i`` the
-    view's noise precision (``τ_i I`` or ``diag(τ_i)``)."""
-    TWs = [cond.noise_weighted(t, W) for t, W in zip(_view_noise(latent, data), latent.Ws)]
+    view's noise precision (``τ_i I`` or ``diag(τ_i)``) times ``temper`` (the views' likelihood
+    raised to that power)."""
+    TWs = [cond.noise_weighted(temper * t, W) for t, W in zip(_view_noise(latent, data), latent.Ws)]
     Q = jnp.stack([W.T @ TW for W, TW in zip(latent.Ws, TWs)])
     b = 0.0
     for i, (X, U, TW, Vv) in enumerate(zip(data.Xs, latent.Us, TWs, latent.Vs)):
@@ -214,11 +215,12 @@ def _guard(new, old, code, flag):
     return value, jnp.where((flag == 0) & ~ok, code, flag)
 
 
-def _update_h(key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, valid, step_size, flag):
+def _update_h(key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, valid, step_size, flag, temper):
     """Block 1: every row of ``H`` by its own HMC (eq. 4), mass matrix the full-data Gaussian
-    precision. Returns ``(latent, accept_prob (N,), divergent (N,), flag)``."""
+    precision, the views' likelihood raised to ``temper``. Returns
+    ``(latent, accept_prob (N,), divergent (N,), flag)``."""
     m = latent.H.shape[1]
-    Q, b = _gaussian_parts(latent, data)
+    Q, b = _gaussian_parts(latent, data, temper)
     obsf = data.obs.astype(latent.H.dtype)
     mass = jnp.eye(m, dtype=latent.H.dtype) + jnp.sum(Q, 0)
     mass_chol = jnp.linalg.cholesky(mass)
@@ -234,10 +236,21 @@ def _update_h(key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, va
     return latent._replace(H=H), acc, div, flag
 
 
-def _update_lvm(keys, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, flag):
+def _tempered_noise_prior(config: M3LAKConfig, temper, n_entries):
+    """The Gamma ``(shape, rate)`` under which ``τ' = temper·τ`` with ``[W V]`` integrated out has
+    the tempered collapsed density of ``τ``: ``p(X | ·, τ)^t = τ^{(t−1)n/2} · N(X; ·, (tτ)⁻¹) ·
+    const``, so in ``τ'`` the prior ``Γ(a_τ, b_τ)`` becomes ``Γ(a_τ + (t − 1)n/2, b_τ/t)``, ``n`` the
+    view's observed entries (an improper-looking shape below 0 is fine: the likelihood's
+    ``τ'^{n/2}`` makes the product proper)."""
+    return config.a_tau + 0.5 * (temper - 1.0) * n_entries, config.b_tau / temper
+
+
+def _update_lvm(keys, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, flag, temper):
     """Blocks 6–9, view by view: ``U``, ``[W V]``, ``r``, ``τ`` (or, with
     ``precision_update="collapsed"``, ``U`` then ``(r, τ)`` with ``[W V]`` integrated out, then
-    ``[W V]``). ``keys``: four keys (``U``, ``[W V]``, ``r``, ``τ``). Returns ``(latent, flag)``."""
+    ``[W V]``), each view's likelihood raised to ``temper``: the blocks given ``τ`` see ``temper·τ``,
+    and ``τ`` is drawn from its tempered conditional (:func:`_tempered_noise_prior`). ``keys``: four
+    keys (``U``, ``[W V]``, ``r``, ``τ``). Returns ``(latent, flag)``."""
     nV = len(data.Xs)
     kU, kWV, kr, kt = (jax.random.split(k, nV) for k in keys)
     kUV = jax.random.split(jax.random.fold_in(keys[0], 1), nV)
@@ -246,7 +259,7 @@ def _update_lvm(keys, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig,
     view_tau = _view_noise(latent, data)
     for i in range(nV):
         X, o = data.Xs[i], data.obs[:, i]
-        W, Vv, tau_i = latent.Ws[i], latent.Vs[i], view_tau[i]
+        W, Vv, tau_i = latent.Ws[i], latent.Vs[i], temper * view_tau[i]
         if collapsed:
             # U | V (exact, row by row) aligns U with the residual the current V explains; then
             # an elliptical slice step with V integrated out moves U with V; [W V] below draws V
@@ -259,8 +272,9 @@ def _update_lvm(keys, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig,
         U, flag = _guard(U, latent.Us[i], 6, flag)
         r_i = latent.r[i]
         if collapsed:  # (r, τ, [W V]) jointly: r and τ with [W V] integrated out
+            a_tau, b_tau = _tempered_noise_prior(config, temper, jnp.sum(o) * X.shape[1])
             new = cond.sample_precisions_collapsed(
-                kt[i], X, latent.H, U, r_i, tau_i, config.eta, o, *config.precision_priors
+                kt[i], X, latent.H, U, r_i, tau_i, config.eta, o, config.a_r, config.b_r, a_tau, b_tau
             )
             (r_i, tau_i), flag = _guard(new, (r_i, tau_i), 9, flag)
         W_new, V_new = cond.sample_wv_conditional(kWV[i], X, latent.H, U, r_i, config.eta, tau_i, o)
@@ -269,18 +283,26 @@ def _update_lvm(keys, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig,
             new = cond.sample_r_conditional(kr[i], W, config.a_r, config.b_r)
             r_i, flag = _guard(new, r_i, 8, flag)
             new = cond.sample_tau_conditional(
-                kt[i], X, latent.H, U, W, Vv, o, config.a_tau, config.b_tau, config.noise == "feature"
+                kt[i], X, latent.H, U, W, Vv, o, config.a_tau, config.b_tau, config.noise == "feature", temper
             )
-            tau_i, flag = _guard(new, tau_i, 9, flag)
-        Us.append(U), Ws.append(W), Vs.append(Vv), rs.append(r_i), taus.append(tau_i)
+            tau_i, flag = _guard(temper * new, tau_i, 9, flag)
+        Us.append(U), Ws.append(W), Vs.append(Vv), rs.append(r_i), taus.append(tau_i / temper)
     latent = latent._replace(Us=tuple(Us), Ws=tuple(Ws), Vs=tuple(Vs), r=jnp.stack(rs), tau=_join_noise(taus))
     return latent, flag
 
 
 def m3lak_sweep(
-    key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, step_size_H, step_size_omega, flag=0
+    key,
+    latent: M3LAKLatent,
+    data: M3LAKData,
+    config: M3LAKConfig,
+    step_size_H,
+    step_size_omega,
+    flag=0,
+    temper=1.0,
 ):
-    """One full sweep (module docstring order). Returns ``(latent, info)``, ``info`` a
+    """One full sweep (module docstring order), the views' likelihood raised to ``temper`` (1: the
+    posterior; below 1 only in a tempered warm-up). Returns ``(latent, info)``, ``info`` a
     :class:`~bayesmv.inference.m3lak_sampler.state.SweepInfo`."""
     C = config.C
     keys = jax.random.split(_random.fast_key(key), 10)
@@ -296,18 +318,20 @@ def m3lak_sweep(
     # H and the latent variable model (6–9) come first, P times: H and [W V] hold each other, and
     # τ moves only as fast as they do (one loop, so that each block is compiled once)
     if config.h_lvm_passes == 1 and "H" not in fixed:
-        latent, acc_H, div_H, flag = _update_h(keys[0], latent, data, config, valid, step_size_H, flag)
+        latent, acc_H, div_H, flag = _update_h(
+            keys[0], latent, data, config, valid, step_size_H, flag, temper
+        )
     elif config.h_lvm_passes > 1:
 
         def one_pass(p, carry):
             latent, flag, acc_H, div_H = carry
             if "H" not in fixed:
                 k = jax.random.fold_in(keys[0], p)
-                latent, acc, div, flag = _update_h(k, latent, data, config, valid, step_size_H, flag)
+                latent, acc, div, flag = _update_h(k, latent, data, config, valid, step_size_H, flag, temper)
                 acc_H, div_H = acc_H + acc, div_H | div
             if "lvm" not in fixed:
                 ks = [jax.random.fold_in(k, p) for k in keys[5:9]]
-                latent, flag = _update_lvm(ks, latent, data, config, flag)
+                latent, flag = _update_lvm(ks, latent, data, config, flag, temper)
             return latent, flag, acc_H, div_H
 
         if "H" not in fixed:  # the acceptance per row, summed over the passes
@@ -382,7 +406,7 @@ def m3lak_sweep(
 
     # 6–9. latent variable model, view by view (V is small and static)
     if config.h_lvm_passes == 1 and "lvm" not in fixed:
-        latent, flag = _update_lvm(keys[5:9], latent, data, config, flag)
+        latent, flag = _update_lvm(keys[5:9], latent, data, config, flag, temper)
 
     # 10. v
     if config.v_prior is not None:
