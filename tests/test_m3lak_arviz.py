@@ -174,9 +174,10 @@ def _max_rhat(draws):
 @pytest.mark.slow
 def test_aligned_loadings_converge_with_the_decision_values():
     """A well-identified synthetic task (N = 200, two views of 10 features, m = 2, noise 0.3;
-    4 chains of 300 + 300): after alignment the largest r̂ over every W_i is within 0.02 of the
-    decision values' r̂. Without the latent-axis moves the same check fails: the chains then
-    disagree on the scale and shear of the latent axes, which a rotation cannot align."""
+    4 chains of 300 + 300, untempered warm-up): after alignment the largest r̂ over every W_i is
+    within 0.02 of the decision values' r̂. Without the latent-axis moves the same check fails:
+    the chains then disagree on the scale and shear of the latent axes, which a rotation cannot
+    align. (With the default tempered warm-up the gaps were -0.014 and 0.091.)"""
     Xs, y = make_latent_views(n_samples=200, n_views=2, n_latent=2, n_features=10, noise=0.3, random_state=0)
     gaps = {}
     for moves in (True, False):
@@ -188,6 +189,7 @@ def test_aligned_loadings_converge_with_the_decision_values():
             num_chains=4,
             random_state=0,
             latent_axis_moves=moves,
+            warmup_tempering=None,
             Xs_y=(Xs, y),
         )
         post = est.inference_data_.posterior
