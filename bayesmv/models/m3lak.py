@@ -144,8 +144,8 @@ class M3LAKConfig:
     latent_axis_moves: bool = False
     # Tempered warm-up: over the first half of warm-up the views' likelihood is raised to a power
     # t that rises geometrically from warmup_tempering to 1 (None: t = 1 throughout). The draws
-    # after warm-up are those of the posterior whatever this is; a low start lets the latent
-    # columns settle in the order of what they explain, so that chains agree on the ARD pattern.
+    # after warm-up are those of the posterior whatever this is; while the views' pull is weak
+    # the latent columns can change view more easily (measured: see M3LAKClassifier).
     warmup_tempering: float | None = None
     # Blocks held at their initial values (a diagnostic: which block holds the chain back);
     # names in FIXABLE_BLOCKS.
