@@ -109,8 +109,7 @@ class M3LAKKernel(MCMCKernel):
         t0, n = self.config.warmup_tempering, self._num_warmup // 2
         if t0 is None or t0 == 1 or n == 0:
             return 1.0
-        frac = jnp.clip(1.0 - i / n, 0.0, 1.0)
-        return jnp.where(i < n, jnp.asarray(t0, jnp.float64) ** frac, 1.0)
+        return jnp.where(i < n, jnp.asarray(t0, jnp.float64) ** (1.0 - i / n), 1.0)
 
     def sample(self, state: M3LAKState, model_args, model_kwargs):
         """One sweep of the sampler (``m3lak_sweep``) from ``state``; step sizes adapt during warm-up.
