@@ -6,7 +6,7 @@ pseudo-likelihood ℓ ≤ 1 does not normalise over y, so y is held fixed and θ
 p0(θ)ℓ(y|θ)/Z by exact rejection sampling from the prior; the same for the logistic likelihood,
 whose joint (β, Ω) move is then covered too, and with one noise precision per feature,
 ``noise="feature"``, and a Gamma prior on the NIW scale ψ; the latent-axis scale and shear
-moves are on in every configuration; the DP
+moves are on in every configuration, the spectral-scale move of (Ω, ψ) in every DP one; the DP
 assignments are collapsed, with the slice sampler in one configuration). The
 marginal-conditional simulator draws (θ, X) from it independently; the successive-conditional
 simulator alternates one sampler sweep θ | X, y with X | θ. Both must give the same means of ~90
@@ -54,11 +54,17 @@ BASE = M3LAKConfig(
     hmc_steps_omega=4,
     augmented=True,
     latent_axis_moves=True,
+    spectral_scale_moves=True,
 )
 CONFIGS = {
     "augmented-dp": BASE,
     "marginal-gaussian-vprior": dataclasses.replace(
-        BASE, augmented=False, spectral_prior="gaussian", v_prior=(3.0, 3.0), lengthscale=1.0
+        BASE,
+        augmented=False,
+        spectral_prior="gaussian",
+        v_prior=(3.0, 3.0),
+        lengthscale=1.0,
+        spectral_scale_moves=False,
     ),
     "logistic-dp-slice-vprior-collapsed-precisions": dataclasses.replace(
         BASE,

@@ -47,6 +47,8 @@ __all__ = [
     "niw_predictive_log_density",
     "niw_scale_log_density",
     "sample_niw_scale",
+    "sample_spectral_scale",
+    "spectral_scale_log_density",
     "split_merge_step",
     "sample_niw",
     "sticks_and_components",
@@ -352,6 +354,47 @@ def sample_niw_scale(key, scale, z, omega, n_slots, mu0, kappa0, nu0, prior, wid
     the new ``ψ`` before anything conditions on them (both DP updates start by doing so)."""
     log_density = niw_scale_log_density(z, omega, n_slots, mu0, kappa0, nu0, prior)
     return jnp.exp(slice_step(key, jnp.log(scale), log_density, width))
+
+
+def spectral_scale_log_density(z, omega, n_slots, alpha, mu0, kappa0, nu0, psi, prior, log_likelihood):
+    """``t ↦ log`` density of the scaled spectrum ``(e^t Ω, e^{2t} ψ)`` up to a constant, for a
+    generalised Gibbs step (Liu & Sabatti 2000) along the kernel's overall length-scale: the label
+    term ``log_likelihood(e^t Ω)``, ``log p(z, e^t Ω | Ψ0 = e^{2t} ψ I)`` with the sticks and
+    components integrated out (:func:`log_assignment_joint`), the Gamma ``prior = (a, b)`` of
+    ``ψ`` and the Jacobian ``e^{(Mm + 2)t}``. With ``prior=None`` ``ψ`` is fixed and only ``Ω``
+    scales (Jacobian ``e^{Mm t}``). The component parameters scale with ``Ω`` and ``Ψ0``, so
+    this direction, which the joint (β, Ω) move and ``ψ | z, Ω`` each pin the other along, moves
+    in one step."""
+    M, m = omega.shape
+    eye = jnp.eye(m, dtype=omega.dtype)
+
+    def log_density(t):
+        scale = jnp.exp(t)
+        psi_t = psi * scale**2 if prior is not None else psi
+        out = (
+            log_likelihood(scale * omega)
+            + log_assignment_joint(z, scale * omega, n_slots, alpha, mu0, kappa0, nu0, psi_t * eye)
+            + M * m * t
+        )
+        if prior is not None:
+            a, b = prior
+            out = out + 2.0 * a * t - b * psi_t
+        return out
+
+    return log_density
+
+
+def sample_spectral_scale(
+    key, omega, psi, z, n_slots, alpha, mu0, kappa0, nu0, prior, log_likelihood, width=0.1
+):
+    """One slice step of ``t`` under :func:`spectral_scale_log_density` from ``t = 0``; returns
+    ``(e^t Ω, e^{2t} ψ)`` (``ψ`` unchanged with ``prior=None``). The caller must redraw the DP
+    components given the new ``(Ω, ψ)`` before anything conditions on them."""
+    log_density = spectral_scale_log_density(
+        z, omega, n_slots, alpha, mu0, kappa0, nu0, psi, prior, log_likelihood
+    )
+    t = slice_step(key, jnp.zeros((), omega.dtype), log_density, width)
+    return jnp.exp(t) * omega, psi * jnp.exp(2.0 * t) if prior is not None else psi
 
 
 def split_merge_step(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0):

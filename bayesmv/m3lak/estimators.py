@@ -148,6 +148,12 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         tasks rose from 1.017 / 1.054 to 1.254 / 1.596 (on 0-4/5-9 splits 2 and 3, chains settled
         with 7.1 or 8.3 active ARD columns in view fou, each with its own τ), while on the all-view
         tasks it went from 1.010 / 1.031 to 1.007 / 1.023.
+    spectral_scale_moves : bool
+        Not in the paper: after the NIW scale ``ψ``, a slice step moves the DP spectrum's overall
+        scale, ``(Ω, ψ) → (e^t Ω, e^{2t} ψ)`` with the components integrated out (``ψ`` stays
+        fixed without ``niw_psi0_prior``). The joint (β, Ω) move is whitened by the current
+        components and ``ψ`` is drawn given ``Ω``, so each pins the other along this direction.
+        Needs ``spectral_prior="dp"``.
     warmup_tempering : float or None
         Not in the paper: a tempered warm-up. Over the first half of the warm-up the views'
         likelihood is raised to a power ``t`` rising geometrically from this value to 1 (None: no
@@ -239,6 +245,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         target_accept=0.9,
         init_step_size=0.05,
         latent_axis_moves=False,
+        spectral_scale_moves=False,
         warmup_tempering=0.02,
         fixed_blocks=(),
         shard_data=False,
@@ -285,6 +292,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         self.target_accept = target_accept
         self.init_step_size = init_step_size
         self.latent_axis_moves = latent_axis_moves
+        self.spectral_scale_moves = spectral_scale_moves
         self.warmup_tempering = warmup_tempering
         self.fixed_blocks = fixed_blocks
         self.shard_data = shard_data

@@ -142,6 +142,10 @@ class M3LAKConfig:
     # likelihood unchanged (bayesmv.inference.latent_axes): only the prior pins them. Off by
     # default: on mfeat fou+kar its chains settled in different ARD modes (see M3LAKClassifier).
     latent_axis_moves: bool = False
+    # Move the DP spectrum's overall scale, (Ω, ψ) -> (e^t Ω, e^{2t} ψ) with the components
+    # integrated out (ψ fixed without niw_psi0_prior), by a slice step after ψ | z, Ω
+    # (bayesmv.inference.dp.sample_spectral_scale). Needs spectral_prior="dp".
+    spectral_scale_moves: bool = False
     # Tempered warm-up: over the first half of warm-up the views' likelihood is raised to a power
     # t that rises geometrically from warmup_tempering to 1 (None: t = 1 throughout). The draws
     # after warm-up are those of the posterior whatever this is; while the views' pull is weak
@@ -205,6 +209,8 @@ class M3LAKConfig:
             raise ValueError(
                 f"M3LAKConfig.warmup_tempering must be in (0, 1] or None; got {self.warmup_tempering!r}"
             )
+        if self.spectral_scale_moves and self.spectral_prior != "dp":
+            raise ValueError("M3LAKConfig.spectral_scale_moves needs spectral_prior='dp'")
         if self.lengthscale is not None and not self.lengthscale > 0:
             raise ValueError(f"M3LAKConfig.lengthscale must be positive; got {self.lengthscale!r}")
         if not 0 < self.target_accept < 1:

@@ -38,6 +38,7 @@ BLOCK_NAMES = {
     11: "(beta, omega) joint HMC",
     12: "latent-axis scale and shear",
     13: "NIW scale psi",
+    14: "spectral scale (omega, psi)",
 }
 
 

@@ -10,7 +10,9 @@ One sweep (:func:`m3lak_sweep`, pure and jit-able) updates, in order:
    assignments with the NIW predictive (``config.dp_update="collapsed"``, Neal 2000) or the
    paper's slice sampler (``"slice"``, eqs. 5–9); with ``config.niw_psi0_prior`` the NIW scale
    ``ψ`` given ``z`` and ``Ω`` comes first (components integrated out, a slice step in
-   ``log ψ``; not in the paper), and either update then redraws the components given it,
+   ``log ψ``; not in the paper), then with ``config.spectral_scale_moves`` the spectrum's
+   overall scale ``(Ω, ψ) → (e^t Ω, e^{2t} ψ)`` (components integrated out, a slice step in
+   ``t``; not in the paper), and either update then redraws the components given them,
 4. ``λ`` (eq. 2),
 5. ``β`` (eq. 1),
 6. ``U`` (eq. 10),
@@ -66,6 +68,7 @@ from ..dp import (
     dp_collapsed_update,
     dp_slice_update,
     sample_niw_scale,
+    sample_spectral_scale,
     stick_weights,
     sticks_and_components,
 )
@@ -372,8 +375,9 @@ def m3lak_sweep(
         latent = latent._replace(omega=omega)
 
     # 3. with niw_psi0_prior, the NIW scale ψ | z, Ω first (a slice step with the components
-    # integrated out); then the DP assignments, sticks and components given it (both DP updates
-    # redraw the components before anything conditions on them)
+    # integrated out); with spectral_scale_moves, (Ω, ψ) along (e^t Ω, e^{2t} ψ), the components
+    # integrated out too; then the DP assignments, sticks and components given them (both DP
+    # updates redraw the components before anything conditions on them)
     if config.spectral_prior == "dp" and "dp" not in fixed:
         mu0, kappa0, nu0, _ = _niw_prior(config, latent.omega.dtype)
         if config.niw_psi0_prior is not None:
@@ -390,6 +394,30 @@ def m3lak_sweep(
             )
             psi, flag = _guard(psi, latent.psi0, 13, flag)
             latent = latent._replace(psi0=psi)
+        if config.spectral_scale_moves and "omega" not in fixed:
+
+            def log_likelihood(om):
+                f = decision_values(latent.H, om, latent.beta)
+                return -jnp.sum(jnp.where(valid, _label_energy(f, data.y, latent.lam, config), 0.0))
+
+            psi = jnp.asarray(_niw_scale(config, latent), latent.omega.dtype)
+            omega, psi_new = sample_spectral_scale(
+                jax.random.fold_in(keys[2], 2),
+                latent.omega,
+                psi,
+                latent.dp.z,
+                latent.dp.nu.shape[0],
+                config.alpha,
+                mu0,
+                kappa0,
+                nu0,
+                config.niw_psi0_prior,
+                log_likelihood,
+            )
+            (omega, psi), flag = _guard((omega, psi_new), (latent.omega, psi), 14, flag)
+            latent = latent._replace(omega=omega)
+            if config.niw_psi0_prior is not None:
+                latent = latent._replace(psi0=psi)
         _, _, _, psi0 = _niw_prior(config, latent.omega.dtype, _niw_scale(config, latent))
         dp = _dp_update(config)(keys[2], latent.dp, latent.omega, config.alpha, mu0, kappa0, nu0, psi0)
         dp, flag = _guard(dp, latent.dp, 3, flag)
