@@ -102,6 +102,7 @@ def _m3lak(cfg, seed, warmup, samples, chains, **kw):
         precision_update="conditional",
         h_lvm_passes=1,
         hmc_steps_h=10,
+        warmup_tempering=None,
         n_latent=20,
         n_frequencies=100,
         C=1.0,
@@ -236,6 +237,7 @@ PAPER = dict(
     precision_update="conditional",
     h_lvm_passes=1,  # Algorithm 1: H and the latent variable model once per sweep
     hmc_steps_h=10,
+    warmup_tempering=None,  # no tempered warm-up in the paper
     num_warmup=800,
     num_samples=200,
 )

@@ -62,6 +62,7 @@ PAPER = dict(
     precision_update="conditional",
     h_lvm_passes=1,
     hmc_steps_h=10,
+    warmup_tempering=None,  # no tempered warm-up in the paper
 )
 LEVERS = {
     "hinge (paper sampler)": dict(likelihood="hinge"),
