@@ -362,9 +362,8 @@ def spectral_scale_log_density(z, omega, n_slots, alpha, mu0, kappa0, nu0, psi, 
     term ``log_likelihood(e^t Ω)``, ``log p(z, e^t Ω | Ψ0 = e^{2t} ψ I)`` with the sticks and
     components integrated out (:func:`log_assignment_joint`), the Gamma ``prior = (a, b)`` of
     ``ψ`` and the Jacobian ``e^{(Mm + 2)t}``. With ``prior=None`` ``ψ`` is fixed and only ``Ω``
-    scales (Jacobian ``e^{Mm t}``). The component parameters scale with ``Ω`` and ``Ψ0``, so
-    this direction, which the joint (β, Ω) move and ``ψ | z, Ω`` each pin the other along, moves
-    in one step."""
+    scales (Jacobian ``e^{Mm t}``). Along this direction the joint (β, Ω) move, whitened by the
+    current components, and ``ψ | z, Ω`` hold each other; this step moves it at once."""
     M, m = omega.shape
     eye = jnp.eye(m, dtype=omega.dtype)
 
