@@ -140,12 +140,18 @@ def component_log_density(omega, mu, prec_sqrt, logdet_prec):
     return -0.5 * jnp.sum(q**2, -1) + 0.5 * logdet_prec[None, :] - 0.5 * m * jnp.log(2 * jnp.pi)
 
 
-def _niw_posterior_params(omega, onehot, mu0, kappa0, nu0, psi0):
-    counts = onehot.sum(0)  # (Kc,)
-    sums = onehot.T @ omega  # (Kc, m)
+def _slot_moments(omega, onehot):
+    """Each slot's count ``(Kc,)``, sum and mean ``(Kc, m)`` and scatter ``Σ (ω − ω̄)(ω − ω̄)ᵀ``
+    ``(Kc, m, m)`` of the frequencies assigned to it."""
+    counts = onehot.sum(0)
+    sums = onehot.T @ omega
     mean = sums / jnp.maximum(counts, 1.0)[:, None]
     diff = omega[:, None, :] - mean[None, :, :]  # (M, Kc, m)
-    scatter = jnp.einsum("jk,jki,jkl->kil", onehot, diff, diff)
+    return counts, sums, mean, jnp.einsum("jk,jki,jkl->kil", onehot, diff, diff)
+
+
+def _niw_posterior_params(omega, onehot, mu0, kappa0, nu0, psi0):
+    counts, sums, mean, scatter = _slot_moments(omega, onehot)
     kappa_n = kappa0 + counts
     nu_n = nu0 + counts
     mu_n = (kappa0 * mu0[None, :] + sums) / kappa_n[:, None]
@@ -356,25 +362,37 @@ def sample_niw_scale(key, scale, z, omega, n_slots, mu0, kappa0, nu0, prior, wid
     return jnp.exp(slice_step(key, jnp.log(scale), log_density, width))
 
 
-def spectral_scale_log_density(z, omega, n_slots, alpha, mu0, kappa0, nu0, psi, prior, log_likelihood):
+def spectral_scale_log_density(z, omega, n_slots, mu0, kappa0, nu0, psi, prior, log_likelihood):
     """``t ↦ log`` density of the scaled spectrum ``(e^t Ω, e^{2t} ψ)`` up to a constant, for a
     generalised Gibbs step (Liu & Sabatti 2000) along the kernel's overall length-scale: the label
-    term ``log_likelihood(e^t Ω)``, ``log p(z, e^t Ω | Ψ0 = e^{2t} ψ I)`` with the sticks and
-    components integrated out (:func:`log_assignment_joint`), the Gamma ``prior = (a, b)`` of
-    ``ψ`` and the Jacobian ``e^{(Mm + 2)t}``. With ``prior=None`` ``ψ`` is fixed and only ``Ω``
-    scales (Jacobian ``e^{Mm t}``). Along this direction the joint (β, Ω) move, whitened by the
-    current components, and ``ψ | z, Ω`` hold each other; this step moves it at once."""
+    term ``log_likelihood(e^t Ω)``, ``log p(e^t Ω | z, Ψ0 = e^{2t} ψ I)`` with the components
+    integrated out (the ``t``-dependent part of :func:`log_assignment_joint`), the Gamma
+    ``prior = (a, b)`` of ``ψ`` and the Jacobian ``e^{(Mm + 2)t}``. With ``prior=None`` ``ψ`` is
+    fixed and only ``Ω`` scales (Jacobian ``e^{Mm t}``). Along this direction the joint (β, Ω)
+    move, whitened by the current components, and ``ψ | z, Ω`` hold each other; this step moves
+    it at once.
+
+    With ``c = e^t`` and ``ψ_t`` the scaled (or fixed) ``ψ``, an occupied slot's
+    ``Ψ_n = ψ_t I + c² S + w (c ω̄ − μ0)(c ω̄ − μ0)ᵀ`` (``S`` its scatter, ``w = κ0 n/(κ0 + n)``), so
+    its log-determinant follows from the eigenvalues of ``S``, computed once, and the
+    determinant lemma: each evaluation costs ``O(Kc m)``."""
     M, m = omega.shape
-    eye = jnp.eye(m, dtype=omega.dtype)
+    counts, _, mean, scatter = _slot_moments(omega, jax.nn.one_hot(z, n_slots, dtype=omega.dtype))
+    eig, vecs = jnp.linalg.eigh(scatter)
+    eig = jnp.maximum(eig, 0.0)  # S is positive semi-definite
+    mean_rot = jnp.einsum("kil,ki->kl", vecs, mean)  # Qᵀω̄ per slot
+    mu0_rot = jnp.einsum("kil,i->kl", vecs, mu0)
+    w = kappa0 * counts / (kappa0 + counts)
+    nu_n = nu0 + counts
 
     def log_density(t):
         scale = jnp.exp(t)
         psi_t = psi * scale**2 if prior is not None else psi
-        out = (
-            log_likelihood(scale * omega)
-            + log_assignment_joint(z, scale * omega, n_slots, alpha, mu0, kappa0, nu0, psi_t * eye)
-            + M * m * t
-        )
+        d = psi_t + scale**2 * eig  # eigenvalues of ψ_t I + c² S
+        shift = jnp.sum((scale * mean_rot - mu0_rot) ** 2 / d, -1)
+        logdet = jnp.sum(jnp.log(d), -1) + jnp.log1p(w * shift)
+        slots = 0.5 * nu0 * m * jnp.log(psi_t) - 0.5 * nu_n * logdet
+        out = log_likelihood(scale * omega) + M * m * t + jnp.sum(jnp.where(counts > 0, slots, 0.0))
         if prior is not None:
             a, b = prior
             out = out + 2.0 * a * t - b * psi_t
@@ -383,15 +401,11 @@ def spectral_scale_log_density(z, omega, n_slots, alpha, mu0, kappa0, nu0, psi, 
     return log_density
 
 
-def sample_spectral_scale(
-    key, omega, psi, z, n_slots, alpha, mu0, kappa0, nu0, prior, log_likelihood, width=0.1
-):
+def sample_spectral_scale(key, omega, psi, z, n_slots, mu0, kappa0, nu0, prior, log_likelihood, width=0.1):
     """One slice step of ``t`` under :func:`spectral_scale_log_density` from ``t = 0``; returns
     ``(e^t Ω, e^{2t} ψ)`` (``ψ`` unchanged with ``prior=None``). The caller must redraw the DP
     components given the new ``(Ω, ψ)`` before anything conditions on them."""
-    log_density = spectral_scale_log_density(
-        z, omega, n_slots, alpha, mu0, kappa0, nu0, psi, prior, log_likelihood
-    )
+    log_density = spectral_scale_log_density(z, omega, n_slots, mu0, kappa0, nu0, psi, prior, log_likelihood)
     t = slice_step(key, jnp.zeros((), omega.dtype), log_density, width)
     return jnp.exp(t) * omega, psi * jnp.exp(2.0 * t) if prior is not None else psi
 

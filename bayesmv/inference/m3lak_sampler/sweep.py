@@ -407,7 +407,6 @@ def m3lak_sweep(
                 psi,
                 latent.dp.z,
                 latent.dp.nu.shape[0],
-                config.alpha,
                 mu0,
                 kappa0,
                 nu0,
