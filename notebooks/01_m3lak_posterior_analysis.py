@@ -36,7 +36,7 @@ import os
 QUICK = os.environ.get("BAYESMV_QUICK") == "1"
 N_SUBSET = 80 if QUICK else 600  # mfeat samples used: half train, half test
 SIZES = dict(n_latent=3, n_frequencies=8) if QUICK else {}  # full mode: the estimator's defaults
-WARMUP, SAMPLES, CHAINS = (15, 10, 2) if QUICK else (1000, 2000, 4)  # full mode: the estimator's defaults
+WARMUP, SAMPLES, CHAINS = (15, 10, 2) if QUICK else (2000, 2000, 4)  # full mode: the estimator's defaults
 
 # %%
 import time
@@ -275,11 +275,12 @@ print("posterior mean number of active components:", n_active.mean().round(2))
 # ## Does the spectrum adapt? Components against known frequencies
 #
 # On mfeat nobody knows which frequencies the labels need. `bayesmv.datasets.make_latent_views(rule="cosines")`
-# builds a task where we do: a 2-D latent `h`, two views of 10 noisy linear features of it, and labels
+# builds a task where we do: a 2-D latent `h`, two views of 30 noisy linear features of it, and labels
 # `cos(0.5 h₁) + cos(4 h₂)` above their median, a slow and a fast wave. Features `cos(ωᵀh)` that fit them
 # need frequencies near `±(0.5, 0)` and `±(0, 4)`. We fit three spectra at the estimator's defaults
-# (`m = 14` model latents): the DP spectrum as it is by default, whose NIW base has the fixed scale
-# `Ψ0 = ψ I` with `ψ = 1`; the DP spectrum with that scale learned (`niw_psi0_prior=(1, 0.1)`, a Gamma prior
+# (`m = 14` model latents, fewer than each view's 30 features, so that a view's noise precision is
+# identified: with as many latents as a view has features the latent model can explain all of it): the DP
+# spectrum as it is by default, whose NIW base has the fixed scale `Ψ0 = ψ I` with `ψ = 1`; the DP spectrum with that scale learned (`niw_psi0_prior=(1, 0.1)`, a Gamma prior
 # on `ψ`); and the fixed Gaussian spectrum (`spectral_prior="gaussian"`, `ω ~ N(0, I/m)`). We then
 # express each draw's frequencies in the data's latent coordinates: the model's latent means satisfy
 # `h_model ≈ A_s h` (least squares over the training points, per draw `s`), so `ωᵀh_model ≈ (A_sᵀω)ᵀh`.
@@ -293,7 +294,7 @@ N_COSINES = 100 if QUICK else 300  # training points; 1000 test points
 Xc, yc, Hc = make_latent_views(
     n_samples=N_COSINES + 1000,
     n_latent=2,
-    n_features=10,
+    n_features=30,
     rule="cosines",
     random_state=1000,
     return_latent=True,
@@ -362,19 +363,16 @@ for name in ("DP, ψ = 1", "DP, learned ψ"):
 az.summary(spectra["DP, learned ψ"].inference_data_, var_names=["dp_n_active", "niw_psi0"])
 
 # %% [markdown]
-# With its scale learned, the DP moves frequencies out to the fast wave, `|ω₂| ≈ 4`, where the labels need
-# them, and keeps a second, narrow component along `h₁` for the slow wave (`cos(ωᵀh)` is even in `ω`, so `±a`
-# are one mode for the features, and one wide component can cover both). At the fixed `ψ = 1` the NIW base
-# gives each component `E[Σ] = ψ I/(m - 1)`, a standard deviation of about 0.28 per coordinate at `m = 14`:
-# on this split the DP's frequencies stay near the origin, like the Gaussian spectrum's (standard deviation
-# `1/√14`), and both predict at chance. Over five splits with their own data (`benchmarks/m3lak_spectrum.py
-# --n-latent 14`, these settings): the DP with `ψ = 1` 0.474–0.949 (at chance on two splits, this one among them), with
-# `ψ` learned 0.931–0.958 on every split, the Gaussian spectrum 0.470–0.538. The learned scale is not the
-# default: on the demo's mfeat task it predicts as well as `ψ = 1` but its chains mix about three times
-# more slowly. On this task the learned-scale chains do not converge at the default length: read the
-# reports above. The number of active components mixes worst of all (r̂ and bulk ESS in the table): singleton
-# components open and close as `Ω` moves, and `Ω` moves slowly here, because frequencies at `|ω| ≈ 4` make the
-# features sensitive to every move of `h`. These fits also give the model more latents (14) than each view has
-# features (10), so a view's noise precision is not identified; with `n_latent=5`, the benchmark's default, the
-# DP reaches the fast wave on all five splits at `ψ = 1` too (0.939–0.961), the Gaussian spectrum on four of
-# them, and the chains mix better, though not yet to the targets (`docs/benchmarks.md`).
+# Both DP spectra move frequencies out to the fast wave, `|ω₂| ≈ 4`, where the labels need them, and keep the
+# rest near the origin for the slow wave (`cos(ωᵀh)` is even in `ω`, so `±a` are one mode for the features).
+# The Gaussian spectrum (standard deviation `1/√14 ≈ 0.27`) stays near the origin and predicts at chance. At
+# the fixed `ψ = 1` the NIW base gives each component `E[Σ] = ψ I/(m - 1)`, about 0.28 per coordinate at
+# `m = 14`, and fewer frequencies reach the wave than with `ψ` learned (the titles). Over five splits with
+# their own data (`benchmarks/m3lak_spectrum.py --n-features 30 --n-latent 14`; its learned-`ψ` row also
+# moves the spectrum's overall scale, `spectral_scale_moves=True`): the DP with `ψ = 1` 0.498–0.947, +0.305
+# (+3.8 standard errors) over the Gaussian spectrum's 0.485–0.525; with `ψ` learned 0.939–0.947 on every
+# split, +0.441. But read the reports above: the DP's chains do not agree on the decision values (r̂ 1.02–1.71
+# over the benchmark's splits), and the number of active components mixes worst of all (r̂ and bulk ESS in
+# the table): singleton components open and close as `Ω` moves, and `Ω` moves slowly here, because
+# frequencies at `|ω| ≈ 4` make the features sensitive to every move of `h`. The learned scale is not the
+# default: on the demo's mfeat task it predicts as well as `ψ = 1` but its chains mix more slowly.
