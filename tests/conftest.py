@@ -1,7 +1,8 @@
 """Shared test plumbing.
 
 * ``hypothesis_cases``: a session-wide counter of generated property-test cases (keyed by test);
-  the total is printed in pytest's terminal summary (independent of ``-s``).
+  the total is printed in pytest's terminal summary (independent of ``-s``; pytest-xdist workers
+  send theirs to the controller).
 * ``tiny_problem`` / ``fitted_estimator``: one tiny data set and one lazily fitted instance of
   each public estimator per session (shared by the reliability and persistence tests, so the
   expensive M3LAK compile happens once).
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 
 _CASES_KEY = pytest.StashKey[collections.Counter]()
+_SESSION_CACHE = "BAYESMV_TEST_SESSION_JAX_CACHE"  # the cache directory this test session made
 
 
 def pytest_configure(config):
@@ -36,7 +38,8 @@ def _enable_compilation_cache(config):
     through ``JAX_COMPILATION_CACHE_DIR``): refits of the same model shape — and the
     reproducibility test's child process — reuse compiled executables instead of recompiling the
     M3LAK sweep (tens of seconds each). Results are unchanged (same executable). Set
-    ``BAYESMV_TEST_NO_JAX_CACHE=1`` to disable, or ``JAX_COMPILATION_CACHE_DIR`` to choose the dir."""
+    ``BAYESMV_TEST_NO_JAX_CACHE=1`` to disable, or ``JAX_COMPILATION_CACHE_DIR`` to choose the dir
+    (then shared by the pytest-xdist workers, whose cache-counting test may see each other's entries)."""
     import os
     import tempfile
 
@@ -46,10 +49,30 @@ def _enable_compilation_cache(config):
     if not path:
         path = tempfile.mkdtemp(prefix="bayesmv-jax-cache-")
         config._bayesmv_cache_tmp = path  # removed at the end of the session
+        os.environ["JAX_COMPILATION_CACHE_DIR"] = os.environ[_SESSION_CACHE] = path
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker and path == os.environ.get(_SESSION_CACHE):
+        # each pytest-xdist worker (and its subprocesses) gets its own cache inside the session's:
+        # the cache tests count the entries their own fits add
+        path = os.path.join(path, worker)
+        os.makedirs(path, exist_ok=True)
         os.environ["JAX_COMPILATION_CACHE_DIR"] = path
     import jax
 
     jax.config.update("jax_compilation_cache_dir", path)
+
+
+def pytest_sessionfinish(session):
+    """A pytest-xdist worker hands its property-test case counts to the controller."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["hypothesis_cases"] = dict(session.config.stash[_CASES_KEY])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """The controller adds up its workers' property-test case counts (pytest-xdist only)."""
+    node.config.stash[_CASES_KEY].update(getattr(node, "workeroutput", {}).get("hypothesis_cases", {}))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
