@@ -3,9 +3,9 @@ whose best spectrum has two well-separated modes.
 
 Data: ``make_latent_views(rule="cosines")``, a shared 2-D latent ``h``, two views of 10 noisy
 linear features each (``--n-features``), and labels ``cos(0.5 h_1) + cos(4 h_2)`` above their
-median: a slow and a fast wave, so the frequencies that fit them sit near ±(0.5, 0) and ±(0, 4) in the latent space.
-``N_TRAIN`` training and ``N_TEST`` test points per split; every split draws new data (its own
-seed).
+median: a slow and a fast wave, so the frequencies that fit them sit near ±(0.5, 0) and ±(0, 4)
+in the latent space. ``N_TRAIN`` training and ``N_TEST`` test points per split; every split draws
+new data (its own seed).
 
 For each split: ``M3LAKClassifier`` at its defaults except ``n_latent`` (``--n-latent``, default
 ``N_LATENT = 5``), once with ``spectral_prior="dp"`` and once with ``"gaussian"``; test
