@@ -33,10 +33,15 @@
 # %%
 import os
 
+from bayesmv import M3LAKClassifier
+
 QUICK = os.environ.get("BAYESMV_QUICK") == "1"
 N_SUBSET = 80 if QUICK else 600  # mfeat samples used: half train, half test
 SIZES = dict(n_latent=3, n_frequencies=8) if QUICK else {}  # full mode: the estimator's defaults
-WARMUP, SAMPLES, CHAINS = (15, 10, 2) if QUICK else (2000, 2000, 4)  # full mode: the estimator's defaults
+DEFAULTS = M3LAKClassifier()  # full mode: its chain lengths and number of chains
+WARMUP, SAMPLES, CHAINS = (
+    (15, 10, 2) if QUICK else (DEFAULTS.num_warmup, DEFAULTS.num_samples, DEFAULTS.num_chains)
+)
 
 # %%
 import time
@@ -280,9 +285,10 @@ print("posterior mean number of active components:", n_active.mean().round(2))
 # need frequencies near `±(0.5, 0)` and `±(0, 4)`. We fit three spectra at the estimator's defaults
 # (`m = 14` model latents, fewer than each view's 30 features, so that a view's noise precision is
 # identified: with as many latents as a view has features the latent model can explain all of it): the DP
-# spectrum as it is by default, whose NIW base has the fixed scale `Ψ0 = ψ I` with `ψ = 1`; the DP spectrum with that scale learned (`niw_psi0_prior=(1, 0.1)`, a Gamma prior
-# on `ψ`); and the fixed Gaussian spectrum (`spectral_prior="gaussian"`, `ω ~ N(0, I/m)`). We then
-# express each draw's frequencies in the data's latent coordinates: the model's latent means satisfy
+# spectrum as it is by default, whose NIW base has the fixed scale `Ψ0 = ψ I` with `ψ = 1`; the DP spectrum
+# with that scale learned (`niw_psi0_prior=(1, 0.1)`, a Gamma prior on `ψ`); and the fixed Gaussian spectrum
+# (`spectral_prior="gaussian"`, `ω ~ N(0, I/m)`). We then express each draw's frequencies in the data's
+# latent coordinates: the model's latent means satisfy
 # `h_model ≈ A_s h` (least squares over the training points, per draw `s`), so `ωᵀh_model ≈ (A_sᵀω)ᵀh`.
 # `return_latent=True` hands us the data's `h`.
 
