@@ -5,7 +5,8 @@ Geweke: the joint π(θ, X) ∝ p0(θ) ℓ(y | θ) p(X | θ) for fixed labels y 
 pseudo-likelihood ℓ ≤ 1 does not normalise over y, so y is held fixed and θ is drawn from
 p0(θ)ℓ(y|θ)/Z by exact rejection sampling from the prior; the same for the logistic likelihood,
 whose joint (β, Ω) move is then covered too, and with one noise precision per feature,
-``noise="feature"``, and a Gamma prior on the NIW scale ψ; the latent-axis scale and shear
+``noise="feature"``, a Gamma prior on the NIW scale ψ and the frequency relocation move
+(``dp_relocation_moves``); the latent-axis scale and shear
 moves are on in every configuration, the spectral-scale move of (Ω, ψ) in every DP one; the DP
 assignments are collapsed, with the slice sampler in one configuration). The
 marginal-conditional simulator draws (θ, X) from it independently; the successive-conditional
@@ -84,6 +85,7 @@ CONFIGS = {
         hmc_steps_joint=4,
         noise="feature",
         niw_psi0_prior=(3.0, 3.0),
+        dp_relocation_moves=True,
     ),
 }
 N_MC, N_SC, N_BATCH = 100_000, 20_000, 100

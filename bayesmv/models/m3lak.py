@@ -146,6 +146,10 @@ class M3LAKConfig:
     # integrated out (ψ fixed without niw_psi0_prior), by a slice step after ψ | z, Ω
     # (bayesmv.inference.dp.sample_spectral_scale). Needs spectral_prior="dp".
     spectral_scale_moves: bool = False
+    # After the DP update, one Metropolis-Hastings relocation per frequency: ω_j to a fresh draw
+    # from a component picked by its stick weight, β_j to its Laplace approximation there
+    # (bayesmv.inference.m3lak_sampler.relocate). Needs spectral_prior="dp", likelihood="logistic".
+    dp_relocation_moves: bool = False
     # Tempered warm-up: over the first half of warm-up the views' likelihood is raised to a power
     # t that rises geometrically from warmup_tempering to 1 (None: t = 1 throughout). The draws
     # after warm-up are those of the posterior whatever this is; while the views' pull is weak
@@ -211,6 +215,10 @@ class M3LAKConfig:
             )
         if self.spectral_scale_moves and self.spectral_prior != "dp":
             raise ValueError("M3LAKConfig.spectral_scale_moves needs spectral_prior='dp'")
+        if self.dp_relocation_moves and (self.spectral_prior != "dp" or self.likelihood != "logistic"):
+            raise ValueError(
+                "M3LAKConfig.dp_relocation_moves needs spectral_prior='dp' and likelihood='logistic'"
+            )
         if self.lengthscale is not None and not self.lengthscale > 0:
             raise ValueError(f"M3LAKConfig.lengthscale must be positive; got {self.lengthscale!r}")
         if not 0 < self.target_accept < 1:

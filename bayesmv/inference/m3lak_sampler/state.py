@@ -39,6 +39,7 @@ BLOCK_NAMES = {
     12: "latent-axis scale and shear",
     13: "NIW scale psi",
     14: "spectral scale (omega, psi)",
+    15: "frequency relocation",
 }
 
 

@@ -12,7 +12,9 @@ One sweep (:func:`m3lak_sweep`, pure and jit-able) updates, in order:
    ``ψ`` given ``z`` and ``Ω`` comes first (components integrated out, a slice step in
    ``log ψ``; not in the paper), then with ``config.spectral_scale_moves`` the spectrum's
    overall scale ``(Ω, ψ) → (e^t Ω, e^{2t} ψ)`` (components integrated out, a slice step in
-   ``t``; not in the paper), and either update then redraws the components given them,
+   ``t``; not in the paper), and either update then redraws the components given them; with
+   ``config.dp_relocation_moves`` one Metropolis–Hastings relocation per frequency follows
+   (:mod:`~bayesmv.inference.m3lak_sampler.relocate`; not in the paper),
 4. ``λ`` (eq. 2),
 5. ``β`` (eq. 1),
 6. ``U`` (eq. 10),
@@ -74,6 +76,7 @@ from ..dp import (
 )
 from ..hmc import joint_hmc_step, rowwise_hmc_step
 from ..latent_axes import AxisPrior, move_latent_axes
+from .relocate import relocate_frequencies
 from .state import M3LAKData, M3LAKLatent, SweepInfo
 
 __all__ = [
@@ -421,6 +424,13 @@ def m3lak_sweep(
         dp = _dp_update(config)(keys[2], latent.dp, latent.omega, config.alpha, mu0, kappa0, nu0, psi0)
         dp, flag = _guard(dp, latent.dp, 3, flag)
         latent = latent._replace(dp=dp)
+        if config.dp_relocation_moves and "omega" not in fixed:
+            key_move = jax.random.fold_in(keys[2], 3)
+            omega, beta, z, _ = relocate_frequencies(
+                key_move, latent.H, latent.omega, latent.beta, latent.v, dp, data.y, valid
+            )
+            (omega, beta), flag = _guard((omega, beta), (latent.omega, latent.beta), 15, flag)
+            latent = latent._replace(omega=omega, beta=beta, dp=dp._replace(z=z))
 
     # 4–5. λ then β (hinge only)
     if not logistic and "lambda_beta" not in fixed:
