@@ -11,7 +11,7 @@ import warnings
 import arviz as az
 import numpy as np
 import pytest
-from scipy.special import log_expit
+from scipy.special import expit, log_expit
 
 import bayesmv  # noqa: F401  (float64)
 from bayesmv import M3LAKClassifier
@@ -255,3 +255,28 @@ def test_convergence_report_names_sample_more(fits):
     report = fits[0].convergence_report(ess_min=10_000)  # cannot pass: 120 draws
     assert not report.passed
     assert "sample_more" in str(report)
+
+
+def test_chain_training_accuracy_against_the_draws(fits, tmp_path):
+    """In-sample: each chain's mean of σ(f) over its stored training decision values; from the
+    views: the same over that chain's share of ``predictive_decisions`` on the training views."""
+    est = fits[0]
+    Xs, y = _task()
+    in_sample, from_views = est.chain_training_accuracy()
+    assert in_sample.shape == from_views.shape == (1, 2)
+    labels = y == est.classes_[1]
+    f = est.inference_data_.posterior["decision"].values  # (chain, draw, n)
+    expected = np.mean((expit(f).mean(1) > 0.5) == labels, axis=-1)
+    np.testing.assert_array_equal(in_sample[0], expected)
+    g = est.predictive_decisions(Xs)[0].reshape(2, 60, -1)
+    np.testing.assert_array_equal(from_views[0], np.mean((expit(g).mean(1) > 0.5) == labels, axis=-1))
+    assert np.all(in_sample >= 0.75)  # the easy task is fitted in-sample
+    report = est.convergence_report(ess_min=10_000)
+    assert "in-sample / latents from the views alone: " + ", ".join(
+        f"{a:.2f} / {b:.2f}" for a, b in zip(in_sample[0], from_views[0])
+    ) in str(report)
+    est.save(tmp_path / "fit.bmv")
+    loaded = bayesmv.load(tmp_path / "fit.bmv")
+    with pytest.raises(ValueError, match="training views"):
+        loaded.chain_training_accuracy()
+    assert "in-sample" not in str(loaded.convergence_report(ess_min=10_000))

@@ -454,14 +454,55 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             raise ValueError(f"ovr_index must be in [0, {len(self.posterior_draws_) - 1}], got {ovr_index!r}")
         return kernel_band(self.posterior_draws_[ovr_index]["omega"], t, direction, interval)
 
+    def chain_training_accuracy(self):
+        """Each chain's accuracy on the training labels, ``(in_sample, from_views)``, each
+        ``(n_problems, n_chains)`` (one problem for binary labels, one per class otherwise).
+
+        ``in_sample``: from the training decision values the chain drew, whose latents ``h_n``
+        the labels move too. ``from_views``: from the posterior predictive decision values of the
+        training views, ``h_n`` drawn given ``x_n`` alone as for a new point (the draws of
+        :meth:`predictive_decisions` on the training views). A chain far lower from the views than
+        in-sample fits the labels through latent columns that no view uses, which a new point's
+        latent cannot follow; such a chain is in a mode of its own. Probabilities as in
+        :meth:`predict_proba`, per chain. Needs the fit's standardised training views, which an
+        estimator loaded by ``bayesmv.load`` does not keep.
+        """
+        self._check_is_fitted()
+        if not hasattr(self, "_continuation"):
+            raise ValueError(
+                "chain_training_accuracy needs the training views: refit (a loaded estimator has none)"
+            )
+        labels = self._continuation.targets > 0  # (n, n_problems)
+        n_chains = self.raw_posterior_[0]["decision"].shape[0]
+        f = problem_decisions(self.posterior_draws_, self._continuation.Zs, self.random_seed_)
+        f = f.reshape(f.shape[0], n_chains, -1, f.shape[-1])  # chain by chain, as the draws are stored
+
+        def accuracy(decision, k):  # (chain, draw, n) -> (chain,)
+            return np.mean(
+                (predictive_probabilities(decision, self.likelihood) > 0.5) == labels[:, k], axis=-1
+            )
+
+        in_sample = np.stack([accuracy(raw["decision"], k) for k, raw in enumerate(self.raw_posterior_)])
+        return in_sample, np.stack([accuracy(f[k], k) for k in range(len(f))])
+
     def convergence_report(self, var_names=("decision", "tau"), rhat_max=1.01, ess_min=400):
         """``bayesmv.check_convergence`` on the identifiable quantities (training decision values
-        and the view noise precisions; β, Ω, W are identified only up to symmetries)."""
+        and the view noise precisions; β, Ω, W are identified only up to symmetries). When it
+        fails and the training views are at hand, it also lists :meth:`chain_training_accuracy`."""
         self._check_is_fitted()
         report = check_convergence(
             self.inference_data_, rhat_max=rhat_max, ess_min=ess_min, var_names=list(var_names)
         )
         if not report.passed:
+            if hasattr(self, "_continuation"):
+                in_sample, from_views = self.chain_training_accuracy()
+                for k, (inside, outside) in enumerate(zip(in_sample, from_views)):
+                    where = "" if len(in_sample) == 1 else f" (one-vs-rest problem {k})"
+                    pairs = ", ".join(f"{a:.2f} / {b:.2f}" for a, b in zip(inside, outside))
+                    report.info.append(
+                        f"training accuracy per chain{where}, in-sample / latents from the views alone: "
+                        f"{pairs} (far lower from the views: labels fitted through latent columns no view uses)"
+                    )
             report.info.append(
                 "to extend every chain from where it stopped (no new warm-up, no recompilation): "
                 "clf.sample_more(num_samples), then check again"
