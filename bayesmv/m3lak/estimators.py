@@ -178,10 +178,10 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         of 25 frequencies at the fast wave without it (decision values r̂ 1.436, ESS 8); with it,
         in two fits with different random numbers, 22.4–22.7 in all four chains (r̂ 1.017, ESS
         391) and 22.2–22.3 in three, while the fourth had let ``ψ`` collapse to 0 and fitted
-        nothing (training accuracy 0.57; r̂ 1.539); fit 170–178 s against 126 s. The move does
+        nothing (training accuracy 0.57; r̂ 1.539); fit 159–178 s against 126 s. The move does
         not free such a chain, nor one that fits the training labels through latent columns no
-        view uses (training accuracy 1, test accuracy 0.5; at the fixed ``ψ = 1`` two of four
-        chains did so with the move and without it). Off by default.
+        view uses (training accuracy 1, test accuracy 0.5; at the fixed ``ψ = 1`` three of four
+        chains did so without the move, two with it). Off by default.
     warmup_tempering : float or None
         Not in the paper: a tempered warm-up. Over the first half of the warm-up the views'
         likelihood is raised to a power ``t`` rising geometrically from this value to 1 (None: no
