@@ -501,7 +501,8 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
                     pairs = ", ".join(f"{a:.2f} / {b:.2f}" for a, b in zip(inside, outside))
                     report.info.append(
                         f"training accuracy per chain{where}, in-sample / latents from the views alone: "
-                        f"{pairs} (far lower from the views: labels fitted through latent columns no view uses)"
+                        f"{pairs} (a chain much lower from the views has fitted the labels through latent "
+                        "columns that no view uses)"
                     )
             report.info.append(
                 "to extend every chain from where it stopped (no new warm-up, no recompilation): "
