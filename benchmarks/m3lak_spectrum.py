@@ -90,10 +90,10 @@ def _fit(spectral_prior, n_latent, seed, data, sampler):
     seconds = time.perf_counter() - t0
     f = clf.predictive_decisions(Xte)[0]  # (chains · draws, n), chain by chain
     p = predictive_probabilities(f, clf.likelihood)
-    chain_p = predictive_probabilities(f.reshape(clf.num_chains, -1, f.shape[-1]), clf.likelihood)
     row = {"acc": float(np.mean((p > 0.5) == yte)), "brier": float(np.mean((p - yte) ** 2)), "s": seconds}
-    row["chain_acc"] = "/".join(f"{np.mean((q > 0.5) == yte):.2f}" for q in chain_p)
     if spectral_prior == "dp":
+        chain_p = predictive_probabilities(f.reshape(clf.num_chains, -1, f.shape[-1]), clf.likelihood)
+        row["chain_acc"] = "/".join(f"{np.mean((q > 0.5) == yte):.2f}" for q in chain_p)
         posterior = clf.inference_data_.posterior
         active = posterior["dp_n_active"].values.astype(float)
         row.update(

@@ -46,6 +46,7 @@ __all__ = [
     "log_assignment_joint",
     "niw_predictive_log_density",
     "niw_scale_log_density",
+    "sample_from_components",
     "sample_niw_scale",
     "sample_spectral_scale",
     "spectral_scale_log_density",
@@ -484,6 +485,16 @@ def dp_collapsed_update(key, state: DPState, omega, alpha, mu0, kappa0, nu0, psi
     return DPState(nu, mu, G, logdet, z, state.overflow | overflow)
 
 
+def sample_from_components(key_z, key_omega, nu, mu, prec_sqrt, n):
+    """``n`` draws ``z_j ~ Cat(ϖ)`` renormalised over the table and ``ω_j ~ N(μ_{z_j}, Σ_{z_j})``
+    given the sticks ``nu`` and the components ``(μ, G)``: ``(z, Ω)``, ``z`` int32."""
+    weights, _ = stick_weights(nu)
+    z = jax.random.categorical(key_z, jnp.log(weights), shape=(n,)).astype(jnp.int32)
+    eps = jax.random.normal(key_omega, (n, mu.shape[1]), dtype=mu.dtype)
+    # ω = μ + Σ^{1/2} ε with Σ^{1/2} = G^{-T}
+    return z, mu[z] + jax.vmap(lambda g, e: jnp.linalg.solve(g.T, e))(prec_sqrt[z], eps)
+
+
 def dp_prior_draw(key, capacity, n_frequencies, alpha, mu0, kappa0, nu0, psi0):
     """Draw the DP state and ``Ω`` from the prior truncated to ``capacity`` slots: sticks, NIW
     components, ``z_j ~ Cat(ϖ)`` renormalised over the table and ``ω_j ~ N(μ_{z_j}, Σ_{z_j})``.
@@ -501,10 +512,6 @@ def dp_prior_draw(key, capacity, n_frequencies, alpha, mu0, kappa0, nu0, psi0):
         nu0 * ones,
         jnp.broadcast_to(psi0, (capacity, m, m)),
     )
-    weights, remaining = stick_weights(nu)
-    z = jax.random.categorical(k_z, jnp.log(weights), shape=(n_frequencies,)).astype(jnp.int32)
-    eps = jax.random.normal(k_w, (n_frequencies, m), dtype=dtype)
-    # ω = μ + Σ^{1/2} ε with Σ^{1/2} = G^{-T}
-    omega = mu[z] + jax.vmap(lambda g, e: jnp.linalg.solve(g.T, e))(G[z], eps)
-    overflow = remaining > 1e-6
+    z, omega = sample_from_components(k_z, k_w, nu, mu, G, n_frequencies)
+    overflow = stick_weights(nu)[1] > 1e-6
     return DPState(nu, mu, G, logdet, z, overflow), omega

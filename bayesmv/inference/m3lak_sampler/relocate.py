@@ -23,9 +23,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ...kernels import cos_sin
-from ...models.m3lak import logistic_log_likelihood
-from ..dp import DPState, stick_weights
+from ...kernels import random_fourier_features
+from ...models.m3lak import decision_values, logistic_log_likelihood
+from ..dp import DPState, sample_from_components
 
 __all__ = ["relocate_frequencies", "weights_proposal"]
 
@@ -33,9 +33,10 @@ NEWTON_STEPS = 4
 
 
 def _features(H, omega):
-    """``M^{-1/2}(cos(Hω_j), sin(Hω_j))`` for every row ``ω_j`` of ``omega``, shape ``(M, N, 2)``."""
-    c, s = cos_sin(omega @ H.T)
-    return jnp.stack([c, s], -1) / jnp.sqrt(omega.shape[0])
+    """``M^{-1/2}(cos(Hω_j), sin(Hω_j))`` for every row ``ω_j`` of ``omega``, shape ``(M, N, 2)``
+    (:func:`~bayesmv.kernels.random_fourier_features`, frequency by frequency)."""
+    phi = random_fourier_features(H, omega)  # (N, 2M): cosines, then sines
+    return jnp.moveaxis(phi.reshape(H.shape[0], 2, omega.shape[0]), -1, 0)
 
 
 def weights_proposal(x, f_rest, y, valid, v):
@@ -69,19 +70,13 @@ def relocate_frequencies(key, H, omega, beta, v, dp: DPState, y, valid):
     proposals of steps 1 and the random numbers are drawn up front, the Laplace fits and the
     accept tests run in turn. Returns ``(Ω, β, z, acceptance rate)``; ``dp``'s sticks and
     components are unchanged."""
-    M, m = omega.shape
-    weights, _ = stick_weights(dp.nu)
+    M = omega.shape[0]
     k_comp, k_omega, k_beta, k_u = jax.random.split(key, 4)
-    proposed_z = jax.random.categorical(k_comp, jnp.log(weights), shape=(M,))
-    # ω_j' = μ_c + G_c^{-T} ε ~ N(μ_c, Σ_c) for Σ_c^{-1} = G_c G_cᵀ
-    eps = jax.random.normal(k_omega, (M, m, 1), omega.dtype)
-    proposed = (
-        dp.mu[proposed_z] + jnp.linalg.solve(jnp.swapaxes(dp.prec_sqrt[proposed_z], -1, -2), eps)[..., 0]
-    )
+    proposed_z, proposed = sample_from_components(k_comp, k_omega, dp.nu, dp.mu, dp.prec_sqrt, M)
     eps_beta = jax.random.normal(k_beta, (M, 2), omega.dtype)
     log_u = jnp.log(jax.random.uniform(k_u, (M,), omega.dtype))
     x_old, x_new = _features(H, omega), _features(H, proposed)
-    f = jnp.einsum("jnk,jk->n", x_old, jnp.stack([beta[:M], beta[M : 2 * M]], -1)) + beta[2 * M]
+    f = decision_values(H, omega, beta)
 
     def log_target(f_all, b):
         return jnp.sum(jnp.where(valid, logistic_log_likelihood(f_all, y), 0.0)) - 0.5 * v * b @ b
@@ -104,7 +99,7 @@ def relocate_frequencies(key, H, omega, beta, v, dp: DPState, y, valid):
         accept = log_u[j] < log_ratio
         omega = jnp.where(accept, omega.at[j].set(proposed[j]), omega)
         beta = jnp.where(accept, beta.at[j].set(b_new[0]).at[M + j].set(b_new[1]), beta)
-        z = jnp.where(accept, z.at[j].set(proposed_z[j].astype(z.dtype)), z)
+        z = jnp.where(accept, z.at[j].set(proposed_z[j]), z)
         f = jnp.where(accept, f_new, f)
         return omega, beta, z, f, accepted + accept
 
