@@ -103,6 +103,7 @@ def _m3lak(cfg, seed, warmup, samples, chains, **kw):
         h_lvm_passes=1,
         hmc_steps_h=10,
         warmup_tempering=None,
+        spectral_scale_moves=False,
         n_latent=20,
         n_frequencies=100,
         C=1.0,
@@ -238,6 +239,7 @@ PAPER = dict(
     h_lvm_passes=1,  # Algorithm 1: H and the latent variable model once per sweep
     hmc_steps_h=10,
     warmup_tempering=None,  # no tempered warm-up in the paper
+    spectral_scale_moves=False,  # nor a move of the spectrum's scale
     num_warmup=800,
     num_samples=200,
 )

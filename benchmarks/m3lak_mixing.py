@@ -63,6 +63,7 @@ PAPER = dict(
     h_lvm_passes=1,
     hmc_steps_h=10,
     warmup_tempering=None,  # no tempered warm-up in the paper
+    spectral_scale_moves=False,  # nor a move of the spectrum's scale
 )
 LEVERS = {
     "hinge (paper sampler)": dict(likelihood="hinge"),

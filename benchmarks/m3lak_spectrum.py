@@ -27,9 +27,10 @@ uses, which the test points' latents, inferred from their views, cannot follow.
 ``--hmc-steps-joint`` overrides the leapfrog steps of the joint (β, Ω) move (the estimator's
 ``hmc_steps_joint``), the move that limits how fast the frequencies, and so the components, mix.
 ``--niw-psi0-prior A B`` puts a Gamma(A, B) prior on the NIW scale ψ (the estimator's
-``niw_psi0_prior``); the DP rows then print ψ's posterior mean. ``--spectral-scale-moves`` turns
-on the estimator's move of the spectrum's overall scale ``(Ω, ψ)``, ``--dp-relocation-moves``
-its relocation of single frequencies between the DP's components.
+``niw_psi0_prior``); the DP rows then print ψ's posterior mean. ``--no-spectral-scale-moves``
+turns off the estimator's move of the spectrum's overall scale ``(Ω, ψ)`` (on by default),
+``--dp-relocation-moves`` turns on its relocation of single frequencies between the DP's
+components.
 
 ``--n-features D`` gives each view ``D`` features (default ``N_FEATURES = 10``): with ``D = 30``
 the estimator's own ``n_latent=14`` is below every view's feature count, so ``--n-features 30
@@ -37,7 +38,7 @@ the estimator's own ``n_latent=14`` is below every view's feature count, so ``--
 moves the fast wave to ``cos(F h_2)`` (default 4).
 
 Run: ``python benchmarks/m3lak_spectrum.py [--splits 5] [--n-latent m] [--n-features D]
-[--fast-frequency F] [--hmc-steps-joint N] [--niw-psi0-prior A B] [--spectral-scale-moves]
+[--fast-frequency F] [--hmc-steps-joint N] [--niw-psi0-prior A B] [--no-spectral-scale-moves]
 [--dp-relocation-moves] [--quick]``.
 """
 
@@ -114,7 +115,9 @@ def main():
     ap.add_argument(
         "--niw-psi0-prior", type=float, nargs=2, default=None, help="Gamma prior on the NIW scale"
     )
-    ap.add_argument("--spectral-scale-moves", action="store_true", help="move the spectrum's scale (Ω, ψ)")
+    ap.add_argument(
+        "--no-spectral-scale-moves", action="store_true", help="do not move the spectrum's scale (Ω, ψ)"
+    )
     ap.add_argument(
         "--dp-relocation-moves", action="store_true", help="relocate frequencies between DP components"
     )
@@ -128,7 +131,7 @@ def main():
         sampler["hmc_steps_joint"] = args.hmc_steps_joint
     if args.niw_psi0_prior is not None:
         sampler["niw_psi0_prior"] = tuple(args.niw_psi0_prior)
-    dp_only = {"spectral_scale_moves": True} if args.spectral_scale_moves else {}
+    dp_only = {"spectral_scale_moves": False} if args.no_spectral_scale_moves else {}
     if args.dp_relocation_moves:
         dp_only["dp_relocation_moves"] = True
     print(

@@ -399,5 +399,8 @@ def test_spectral_scale_moves_need_the_dp_spectrum():
 
     with pytest.raises(ValueError, match="spectral_scale_moves"):
         M3LAKConfig(spectral_prior="gaussian", spectral_scale_moves=True).validate()
-    params = M3LAKClassifier(spectral_scale_moves=True).get_params()
-    assert model_config(params).spectral_scale_moves
+    assert model_config(M3LAKClassifier().get_params()).spectral_scale_moves  # the default
+    assert not model_config(M3LAKClassifier(spectral_scale_moves=False).get_params()).spectral_scale_moves
+    for flag in (True, False):  # a move of the DP spectrum: the Gaussian spectrum ignores it
+        params = M3LAKClassifier(spectral_prior="gaussian", spectral_scale_moves=flag).get_params()
+        assert not model_config(params).spectral_scale_moves

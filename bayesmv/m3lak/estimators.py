@@ -46,17 +46,21 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     (``benchmarks/m3lak_defaults.py``). ``precision_update="collapsed"``, ``target_accept=0.9``,
     ``hmc_steps_joint=30``, two passes of ``H`` (5 leapfrog steps) and the latent variable model
     per sweep (``h_lvm_passes=2``), a tempered first half of the warm-up
-    (``warmup_tempering=0.02``) and 4 chains of 2000 + 2000 sweeps, spread over worker
-    processes, are the sampler settings. On the 2-core test machine, the demo's task (400
-    training points) with ``random_state`` 0-3 (each its own split): fits took 91-94 s; the
-    training decision values reached r̂ ≤ 1.009 with bulk ESS ≥ 601 and τ r̂ ≤ 1.006 with ESS
-    ≥ 1590 in all 4 fits. On the mixing benchmark's two fou+kar tasks (300 training points,
-    splits 0-4) 7 of 10 fits met r̂ ≤ 1.01 and ESS ≥ 400 for both; in the other 3, τ's r̂ was
-    1.012, 1.055 (slow drift between views) and 1.51 (chains in two modes of the latent columns'
-    allocation to the views, which no move of the sampler joins). With one pass of 10 steps, 60
-    joint steps and 1000 + 2000 sweeps (the settings until 2026-11-27) the same fits took 84-86 s
-    and τ failed in 2 of the 4 (r̂ 1.066 / ESS 38 and 1.026 / 126): chains that left warm-up in a
-    state with lower τ, or visited one, for hundreds of draws.
+    (``warmup_tempering=0.02``), a slice step in the DP spectrum's overall scale
+    (``spectral_scale_moves=True``) and 4 chains of 2000 + 2000 sweeps, spread over worker
+    processes, are the sampler settings. On a 2-core test machine, the demo's task (400
+    training points) with ``random_state`` 0-3 (each its own split) and the mixing benchmark's
+    two fou+kar tasks (300 training points, splits 0-4), 14 fits of 102-182 s: 10 met r̂ ≤
+    1.01 and ESS ≥ 400 for the training decision values and τ. In the other 4, τ's r̂ was
+    1.011, 1.012, 1.08 (slow drift of a latent column between views) and 1.51 (chains in two
+    modes of the latent columns' allocation to the views, which no move of the sampler joins);
+    in the last two the decision values' too (1.021, 1.015).
+    Whether a fit near the threshold passes depends on the machine's rounding: the same code
+    and seeds passed the demo's 4 tasks on another machine without the scale move, and 1 of
+    the 4 here. On that machine, with one pass of 10 steps, 60 joint steps and 1000 + 2000
+    sweeps (the settings until 2026-11-27) the demo's 4 fits took 84-86 s and τ failed in 2 of
+    the 4 (r̂ 1.066 / ESS 38 and 1.026 / 126): chains that left warm-up in a state with lower
+    τ, or visited one, for hundreds of draws.
     With ``n_latent=10`` (the default until 2026-11-26) every latent column was active in some
     view, the views competed for columns, and in 5 of 22 fits a chain served one column to view
     kar instead of fou and stayed there (r̂ of the decision values 1.09, of τ 1.49).
@@ -64,8 +68,8 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     ``n_latent=10``; at 0.9 in none.
     Check ``clf.convergence_report()`` before trusting a fit, and continue with ``sample_more``.
     The paper's setting: ``likelihood="hinge", n_latent=20, n_frequencies=100,
-    precision_update="conditional", h_lvm_passes=1, warmup_tempering=None, num_warmup=800,
-    num_samples=200``
+    precision_update="conditional", h_lvm_passes=1, warmup_tempering=None,
+    spectral_scale_moves=False, num_warmup=800, num_samples=200``
     (Algorithm 1 updates H and the latent variable model once per sweep).
 
     Parameters
@@ -159,12 +163,17 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         scale, ``(Ω, ψ) → (e^t Ω, e^{2t} ψ)`` with the components integrated out (``ψ`` stays
         fixed without ``niw_psi0_prior``). The joint (β, Ω) move is whitened by the current
         components and ``ψ`` is drawn given ``Ω``, so each pins the other along this direction.
-        Needs ``spectral_prior="dp"``. With ``niw_psi0_prior=(1, 0.1)``, 4 × (2000 + 2000): on
+        A move of the DP spectrum: ignored with ``spectral_prior="gaussian"``. On by default:
+        at the other defaults (fixed ``ψ``), 4 × (2000 + 2000), on the demo's task (seeds 0-3)
+        and the mixing benchmark's fou+kar tasks (300 training points, even/odd splits 0 and 3,
+        0-4/5-9 splits 0-3), one fit each with and without it: ‖Ω‖²'s bulk ESS rose in 8 of
+        10 fits (median 547 against 377), the largest r̂ of the training decision values over
+        the 10 fits fell from 1.014 to 1.009, and 8 fits against 7 met r̂ ≤ 1.01 and ESS ≥ 400
+        for the decision values and τ (the misses: τ, r̂ 1.011-1.012); fits 131-182 s against
+        132-166 s, accuracy and Brier score unchanged. With ``niw_psi0_prior=(1, 0.1)`` on
         ``make_latent_views(rule="cosines")`` (``n_latent=5``, split 1 of
         ``benchmarks/m3lak_spectrum.py``) the decision values' r̂ went from 1.542 (ESS 7) to
-        1.005 (1095); on the demo's task ‖Ω‖²'s bulk ESS from 86 to 336, the decision values'
-        r̂ staying 1.017 (the fixed ``ψ`` passes there); fit 96.5 s against 96.9 s without it.
-        Off by default.
+        1.005 (1095).
     dp_relocation_moves : bool
         Not in the paper: after the DP update, one Metropolis–Hastings proposal per frequency that
         moves ``ω_j`` to a fresh draw from a component picked by its stick weight and ``β_j`` to
@@ -273,7 +282,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         target_accept=0.9,
         init_step_size=0.05,
         latent_axis_moves=False,
-        spectral_scale_moves=False,
+        spectral_scale_moves=True,
         dp_relocation_moves=False,
         warmup_tempering=0.02,
         fixed_blocks=(),

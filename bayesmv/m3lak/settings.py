@@ -112,7 +112,7 @@ def run_options(params):
 def model_config(params):
     """The validated :class:`~bayesmv.models.m3lak.M3LAKConfig` of the estimator's parameters:
     every config field taken from ``params``, ``niw_nu0=None`` as ``NIW_NU0_PER_LATENT``
-    times ``n_latent``."""
+    times ``n_latent``, ``spectral_scale_moves`` off with the Gaussian spectrum."""
     kwargs = {}
     for f in dataclasses.fields(M3LAKConfig):
         if f.name in params:
@@ -121,6 +121,8 @@ def model_config(params):
                 value = tuple(float(x) for x in value)
             if f.name == "fixed_blocks" and not isinstance(value, str):
                 value = tuple(value)  # a list from set_params; validate() rejects the rest
+            if f.name == "spectral_scale_moves":  # a move of the DP spectrum: ignored without it
+                value = bool(value) and params.get("spectral_prior", "dp") == "dp"
             if f.name == "niw_nu0" and value is None:
                 value = float(NIW_NU0_PER_LATENT * params["n_latent"])
             kwargs[f.name] = value
