@@ -485,10 +485,10 @@ def dp_collapsed_update(key, state: DPState, omega, alpha, mu0, kappa0, nu0, psi
     return DPState(nu, mu, G, logdet, z, state.overflow | overflow)
 
 
-def sample_from_components(key_z, key_omega, nu, mu, prec_sqrt, n):
+def sample_from_components(key_z, key_omega, weights, mu, prec_sqrt, n):
     """``n`` draws ``z_j ~ Cat(ϖ)`` renormalised over the table and ``ω_j ~ N(μ_{z_j}, Σ_{z_j})``
-    given the sticks ``nu`` and the components ``(μ, G)``: ``(z, Ω)``, ``z`` int32."""
-    weights, _ = stick_weights(nu)
+    given the stick weights ``ϖ`` (:func:`stick_weights`) and the components ``(μ, G)``:
+    ``(z, Ω)``, ``z`` int32."""
     z = jax.random.categorical(key_z, jnp.log(weights), shape=(n,)).astype(jnp.int32)
     eps = jax.random.normal(key_omega, (n, mu.shape[1]), dtype=mu.dtype)
     # ω = μ + Σ^{1/2} ε with Σ^{1/2} = G^{-T}
@@ -512,6 +512,7 @@ def dp_prior_draw(key, capacity, n_frequencies, alpha, mu0, kappa0, nu0, psi0):
         nu0 * ones,
         jnp.broadcast_to(psi0, (capacity, m, m)),
     )
-    z, omega = sample_from_components(k_z, k_w, nu, mu, G, n_frequencies)
-    overflow = stick_weights(nu)[1] > 1e-6
+    weights, remaining = stick_weights(nu)
+    z, omega = sample_from_components(k_z, k_w, weights, mu, G, n_frequencies)
+    overflow = remaining > 1e-6
     return DPState(nu, mu, G, logdet, z, overflow), omega

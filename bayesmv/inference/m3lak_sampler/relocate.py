@@ -24,19 +24,18 @@ import jax
 import jax.numpy as jnp
 
 from ...kernels import random_fourier_features
-from ...models.m3lak import decision_values, logistic_log_likelihood
-from ..dp import DPState, sample_from_components
+from ...models.m3lak import feature_map, logistic_log_likelihood
+from ..dp import DPState, sample_from_components, stick_weights
 
 __all__ = ["relocate_frequencies", "weights_proposal"]
 
 NEWTON_STEPS = 4
 
 
-def _features(H, omega):
-    """``M^{-1/2}(cos(Hω_j), sin(Hω_j))`` for every row ``ω_j`` of ``omega``, shape ``(M, N, 2)``
-    (:func:`~bayesmv.kernels.random_fourier_features`, frequency by frequency)."""
-    phi = random_fourier_features(H, omega)  # (N, 2M): cosines, then sines
-    return jnp.moveaxis(phi.reshape(H.shape[0], 2, omega.shape[0]), -1, 0)
+def _by_frequency(phi):
+    """Random Fourier features ``φ`` ``(N, 2M)`` (cosines, then sines) as ``M^{-1/2}(cos(Hω_j),
+    sin(Hω_j))`` for every frequency ``j``, shape ``(M, N, 2)``."""
+    return jnp.moveaxis(phi.reshape(phi.shape[0], 2, phi.shape[1] // 2), -1, 0)
 
 
 def weights_proposal(x, f_rest, y, valid, v):
@@ -72,17 +71,20 @@ def relocate_frequencies(key, H, omega, beta, v, dp: DPState, y, valid):
     components are unchanged."""
     M = omega.shape[0]
     k_comp, k_omega, k_beta, k_u = jax.random.split(key, 4)
-    proposed_z, proposed = sample_from_components(k_comp, k_omega, dp.nu, dp.mu, dp.prec_sqrt, M)
+    proposed_z, proposed = sample_from_components(
+        k_comp, k_omega, stick_weights(dp.nu)[0], dp.mu, dp.prec_sqrt, M
+    )
     eps_beta = jax.random.normal(k_beta, (M, 2), omega.dtype)
     log_u = jnp.log(jax.random.uniform(k_u, (M,), omega.dtype))
-    x_old, x_new = _features(H, omega), _features(H, proposed)
-    f = decision_values(H, omega, beta)
+    features = feature_map(H, omega)  # (N, 2M + 1), the last column the bias's
+    f = features @ beta
+    x_old, x_new = _by_frequency(features[:, :-1]), _by_frequency(random_fourier_features(H, proposed))
 
-    def log_target(f_all, b):
-        return jnp.sum(jnp.where(valid, logistic_log_likelihood(f_all, y), 0.0)) - 0.5 * v * b @ b
+    def log_likelihood(f_all):
+        return jnp.sum(jnp.where(valid, logistic_log_likelihood(f_all, y), 0.0))
 
     def one(j, carry):
-        omega, beta, z, f, accepted = carry
+        omega, beta, z, f, log_lik, accepted = carry
         b_old = jnp.stack([beta[j], beta[M + j]])
         f_rest = f - x_old[j] @ b_old
         mean_new, chol_new = weights_proposal(x_new[j], f_rest, y, valid, v)
@@ -90,9 +92,11 @@ def relocate_frequencies(key, H, omega, beta, v, dp: DPState, y, valid):
         # β_j' = b + A^{-1/2} ε for A = L Lᵀ: solve Lᵀ(β_j' - b) = ε
         b_new = mean_new + jax.scipy.linalg.solve_triangular(chol_new.T, eps_beta[j], lower=False)
         f_new = f_rest + x_new[j] @ b_new
+        log_lik_new = log_likelihood(f_new)
         log_ratio = (
-            log_target(f_new, b_new)
-            - log_target(f, b_old)
+            log_lik_new
+            - log_lik
+            - 0.5 * v * (b_new @ b_new - b_old @ b_old)
             + _gaussian_log_density(b_old, mean_old, chol_old)
             - _gaussian_log_density(b_new, mean_new, chol_new)
         )
@@ -101,8 +105,9 @@ def relocate_frequencies(key, H, omega, beta, v, dp: DPState, y, valid):
         beta = jnp.where(accept, beta.at[j].set(b_new[0]).at[M + j].set(b_new[1]), beta)
         z = jnp.where(accept, z.at[j].set(proposed_z[j]), z)
         f = jnp.where(accept, f_new, f)
-        return omega, beta, z, f, accepted + accept
+        log_lik = jnp.where(accept, log_lik_new, log_lik)
+        return omega, beta, z, f, log_lik, accepted + accept
 
-    carry = (omega, beta, dp.z, f, jnp.zeros((), jnp.int32))
-    omega, beta, z, _, accepted = jax.lax.fori_loop(0, M, one, carry)
+    carry = (omega, beta, dp.z, f, log_likelihood(f), jnp.zeros((), jnp.int32))
+    omega, beta, z, _, _, accepted = jax.lax.fori_loop(0, M, one, carry)
     return omega, beta, z, accepted / M
