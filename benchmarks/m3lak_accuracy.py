@@ -339,7 +339,8 @@ def _print_part_b(cfg, results):
     if cfg.get("short_chains"):
         chains += f" x ({cfg['num_warmup']}+{cfg['num_samples']})"
     print(
-        f"\nB. mfeat binary tasks, {cfg['n_train']} train / {2000 - cfg['n_train']} test, {cfg['splits']} splits from split {cfg.get('first_split', 0)}; "
+        f"\nB. mfeat binary tasks, {cfg['n_train']} train / {2000 - cfg['n_train']} test, "
+        f"{cfg['splits']} splits from split {cfg.get('first_split', 0)}; "
         f"M3LAK {chains} (default: the estimator's defaults; paper: "
         + ", ".join(f"{k}={v}" for k, v in PAPER.items())
         + "); SVC RBF, (C, gamma) by 5-fold grid search, Platt-scaled; "
