@@ -283,10 +283,11 @@ def part_b(cfg):
     """Every method on every (task, views, split); returns ``{method: {(task, views): [per split]}}``."""
     results = {}
     fits = {}  # rows whose estimators have equal parameters share one fit
+    first = cfg.get("first_split", 0)
     for task in cfg["tasks"]:
         for views in cfg["view_sets"]:
             label = (task, "+".join(views) if views else "all 6")
-            for split in range(cfg.get("first_split", 0), cfg.get("first_split", 0) + cfg["splits"]):
+            for split in range(first, first + cfg["splits"]):
                 Xtr, Xte, ytr, yte = _mfeat_split(views, task, split, cfg["n_train"])
                 record = lambda name, **r: results.setdefault(name, {}).setdefault(label, []).append(r)  # noqa: E731
                 for name, row in cfg.get("m3lak_rows", M3LAK_ROWS).items():
