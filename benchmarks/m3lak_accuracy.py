@@ -70,6 +70,7 @@ jax.config.update("jax_compilation_cache_dir", os.environ.get("BAYESMV_JAX_CACHE
 FULL = dict(
     n_train=300,
     splits=5,
+    first_split=0,
     num_chains=4,
     synth_n_train=200,
     synth_n_test=500,
@@ -82,6 +83,7 @@ FULL = dict(
 QUICK = dict(
     n_train=60,
     splits=1,
+    first_split=0,
     short_chains=True,
     num_warmup=30,
     num_samples=30,
@@ -283,7 +285,7 @@ def part_b(cfg):
     """Every method on every (task, views, split); returns ``{method: {(task, views): [per split]}}``."""
     results = {}
     fits = {}  # rows whose estimators have equal parameters share one fit
-    first = cfg.get("first_split", 0)
+    first = cfg["first_split"]
     for task in cfg["tasks"]:
         for views in cfg["view_sets"]:
             label = (task, "+".join(views) if views else "all 6")
@@ -341,7 +343,7 @@ def _print_part_b(cfg, results):
         chains += f" x ({cfg['num_warmup']}+{cfg['num_samples']})"
     print(
         f"\nB. mfeat binary tasks, {cfg['n_train']} train / {2000 - cfg['n_train']} test, "
-        f"{cfg['splits']} splits from split {cfg.get('first_split', 0)}; "
+        f"{cfg['splits']} splits from split {cfg['first_split']}; "
         f"M3LAK {chains} (default: the estimator's defaults; paper: "
         + ", ".join(f"{k}={v}" for k, v in PAPER.items())
         + "); SVC RBF, (C, gamma) by 5-fold grid search, Platt-scaled; "
@@ -418,6 +420,8 @@ def main(argv=None):
     cfg = dict(QUICK if args.quick else FULL)
     if args.splits is not None:
         cfg["splits"] = args.splits
+    if args.first_split < 0:
+        parser.error(f"--first-split must be >= 0, got {args.first_split}")
     cfg["first_split"] = args.first_split
     if args.fou_kar_only:
         cfg["view_sets"] = (("fou", "kar"),)
