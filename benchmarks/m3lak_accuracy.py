@@ -410,7 +410,7 @@ def main(argv=None):
     parser.add_argument(
         "--first-split",
         type=int,
-        default=0,
+        default=None,
         help="mfeat splits first-split, first-split + 1, ... (default 0)",
     )
     parser.add_argument(
@@ -420,9 +420,10 @@ def main(argv=None):
     cfg = dict(QUICK if args.quick else FULL)
     if args.splits is not None:
         cfg["splits"] = args.splits
-    if args.first_split < 0:
-        parser.error(f"--first-split must be >= 0, got {args.first_split}")
-    cfg["first_split"] = args.first_split
+    if args.first_split is not None:
+        if args.first_split < 0:
+            parser.error(f"--first-split must be >= 0, got {args.first_split}")
+        cfg["first_split"] = args.first_split
     if args.fou_kar_only:
         cfg["view_sets"] = (("fou", "kar"),)
     cfg["m3lak_rows"] = {k: v for k, v in M3LAK_ROWS.items() if not (args.skip_paper and v is PAPER)}
