@@ -196,9 +196,24 @@ def _marginal_conditional(cfg):
     return g[acc], (lat, Xs)
 
 
-def _successive_conditional(cfg, start, seed=7):
+def _successive_conditional(cfg):
+    """The successive-conditional simulator ``simulate(start, tau_divisor)``: one compiled
+    program in which the τ conditional's draw is divided by ``tau_divisor``, so that the pass
+    test (divisor 1: the sampler exactly as it is) and its wrong-τ twin (1.3: τ / 1.3, the
+    conditional with rate × 1.3, or a biased collapsed move) share one compile of the sweep.
+    The division is patched in while the program is traced, and only then."""
+    collapsed = cfg.precision_update == "collapsed"
+    name = "sample_precisions_collapsed" if collapsed else "sample_tau_conditional"
+    right = getattr(cond, name)
+
     @jax.jit
-    def run(key, lat, Xs):
+    def run(key, lat, Xs, tau_divisor):
+        def divided(*args):
+            if collapsed:
+                r, tau = right(*args)
+                return r, tau / tau_divisor
+            return right(*args) / tau_divisor
+
         def step(carry, k):
             lat, Xs = carry
             k1, k2 = jax.random.split(k)
@@ -207,13 +222,20 @@ def _successive_conditional(cfg, start, seed=7):
             Xs = _draw_X(k2, lat)
             return (lat, Xs), (_test_functions(lat, Xs), info[0], info[1], info[3])
 
-        (lat, _), out = jax.lax.scan(step, (lat, Xs), jax.random.split(key, N_SC))
+        setattr(cond, name, divided)
+        try:
+            (lat, _), out = jax.lax.scan(step, (lat, Xs), jax.random.split(key, N_SC))
+        finally:
+            setattr(cond, name, right)
         return out, lat.dp.overflow
 
-    (g, acc_h, acc_o, flag), overflow = run(jax.random.PRNGKey(seed), *start)
-    assert not bool(overflow) and int(np.max(flag)) == 0
-    assert 0.3 < float(np.mean(acc_h)) and 0.3 < float(np.mean(acc_o)), (np.mean(acc_h), np.mean(acc_o))
-    return np.asarray(g)
+    def simulate(start, tau_divisor, seed=7):
+        (g, acc_h, acc_o, flag), overflow = run(jax.random.PRNGKey(seed), *start, tau_divisor)
+        assert not bool(overflow) and int(np.max(flag)) == 0
+        assert 0.3 < float(np.mean(acc_h)) and 0.3 < float(np.mean(acc_o)), (np.mean(acc_h), np.mean(acc_o))
+        return np.asarray(g)
+
+    return simulate
 
 
 def _geweke_z(g_mc, g_sc):
@@ -236,32 +258,25 @@ def geweke_setup(request):
     cfg = CONFIGS[request.param]
     g_mc, start = _marginal_conditional(cfg)
     assert g_mc.shape[0] > 5000  # enough exact draws
-    return cfg, g_mc, start
+    return g_mc, start, _successive_conditional(cfg)
 
 
+# one pytest-xdist worker runs every Geweke test, so each configuration's exact draws and
+# compiled simulator serve both of its tests
 @pytest.mark.slow
+@pytest.mark.xdist_group("geweke")
 def test_geweke_full_sweep_passes(geweke_setup):
-    cfg, g_mc, start = geweke_setup
-    z, crit = _geweke_z(g_mc, _successive_conditional(cfg, start))
+    g_mc, start, simulate = geweke_setup
+    z, crit = _geweke_z(g_mc, simulate(start, 1.0))
     assert np.all(np.isfinite(z))
     assert np.max(np.abs(z)) < crit, (np.argmax(np.abs(z)), np.max(np.abs(z)), crit)
 
 
 @pytest.mark.slow
-def test_geweke_detects_wrong_tau_conditional(geweke_setup, monkeypatch):
-    cfg, g_mc, start = geweke_setup
-    collapsed = cfg.precision_update == "collapsed"
-    name = "sample_precisions_collapsed" if collapsed else "sample_tau_conditional"
-    right = getattr(cond, name)
-
-    def wrong(*args):  # τ / 1.3: the conditional with rate × 1.3, or a biased collapsed move
-        if collapsed:
-            r, tau = right(*args)
-            return r, tau / 1.3
-        return right(*args) / 1.3
-
-    monkeypatch.setattr(cond, name, wrong)
-    z, crit = _geweke_z(g_mc, _successive_conditional(cfg, start))
+@pytest.mark.xdist_group("geweke")
+def test_geweke_detects_wrong_tau_conditional(geweke_setup):
+    g_mc, start, simulate = geweke_setup
+    z, crit = _geweke_z(g_mc, simulate(start, 1.3))
     assert np.max(np.abs(z)) > crit
 
 
