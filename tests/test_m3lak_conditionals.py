@@ -736,7 +736,7 @@ def test_capacity_overflow_raises(small_run):
 
     tiny_cap = dataclasses.replace(cfg, dp_capacity=1, alpha=5.0)
     with pytest.raises(DPCapacityError, match="dp_capacity"):
-        run_m3lak(Xs, y, tiny_cap, num_warmup=2, num_samples=3, random_state=0)
+        run_m3lak(Xs, y, tiny_cap, num_warmup=2, num_samples=2, random_state=0)
 
 
 def test_bad_input_raises():

@@ -209,7 +209,7 @@ def test_fixed_blocks_stay_at_their_initial_values(tiny_problem, passes):
     y = np.where(tiny_problem["y"] > 0, 1.0, -1.0)
     kw = dict(n_latent=2, n_frequencies=3, likelihood="logistic", h_lvm_passes=passes)
     cfg = M3LAKConfig(**kw, fixed_blocks=("lvm", "omega"))
-    post = run_m3lak(tiny_problem["Xs"], y, cfg, num_warmup=3, num_samples=4, random_state=0)
+    post = run_m3lak(tiny_problem["Xs"], y, cfg, num_warmup=4, num_samples=4, random_state=0)
     for name in ("W_0", "V_1", "tau", "r", "omega", "beta"):
         draws = np.asarray(post.samples[name])[0]
         np.testing.assert_array_equal(draws, np.broadcast_to(draws[0], draws.shape), err_msg=name)
@@ -217,7 +217,7 @@ def test_fixed_blocks_stay_at_their_initial_values(tiny_problem, passes):
     if passes == 1:
         return
     cfg = M3LAKConfig(**kw, fixed_blocks=("H",))
-    post = run_m3lak(tiny_problem["Xs"], y, cfg, num_warmup=3, num_samples=4, random_state=0)
+    post = run_m3lak(tiny_problem["Xs"], y, cfg, num_warmup=4, num_samples=4, random_state=0)
     np.testing.assert_array_equal(np.asarray(post.extra_stats["accept_prob_H"]), 1.0)
     assert np.ptp(np.asarray(post.samples["tau"])[0], axis=0).max() > 0  # the LVM still moves
 
