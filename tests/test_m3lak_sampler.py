@@ -261,10 +261,7 @@ def geweke_setup(request):
     return g_mc, start, _successive_conditional(cfg)
 
 
-# one pytest-xdist worker runs every Geweke test, so each configuration's exact draws and
-# compiled simulator serve both of its tests
 @pytest.mark.slow
-@pytest.mark.xdist_group("geweke")
 def test_geweke_full_sweep_passes(geweke_setup):
     g_mc, start, simulate = geweke_setup
     z, crit = _geweke_z(g_mc, simulate(start, 1.0))
@@ -273,7 +270,6 @@ def test_geweke_full_sweep_passes(geweke_setup):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("geweke")
 def test_geweke_detects_wrong_tau_conditional(geweke_setup):
     g_mc, start, simulate = geweke_setup
     z, crit = _geweke_z(g_mc, simulate(start, 1.3))
