@@ -196,8 +196,8 @@ def _marginal_conditional(cfg):
     return g[acc], (lat, Xs)
 
 
-def _successive_conditional(cfg):
-    """The successive-conditional simulator ``simulate(start, tau_divisor)``: one compiled
+def _successive_conditional(cfg, start):
+    """The successive-conditional simulator ``simulate(tau_divisor)`` from ``start``: one compiled
     program in which the τ conditional's draw is divided by ``tau_divisor``, so that the pass
     test (divisor 1: the sampler exactly as it is) and its wrong-τ twin (1.3: τ / 1.3, the
     conditional with rate × 1.3, or a biased collapsed move) share one compile of the sweep.
@@ -229,7 +229,7 @@ def _successive_conditional(cfg):
             setattr(cond, name, right)
         return out, lat.dp.overflow
 
-    def simulate(start, tau_divisor, seed=7):
+    def simulate(tau_divisor, seed=7):
         (g, acc_h, acc_o, flag), overflow = run(jax.random.PRNGKey(seed), *start, tau_divisor)
         assert not bool(overflow) and int(np.max(flag)) == 0
         assert 0.3 < float(np.mean(acc_h)) and 0.3 < float(np.mean(acc_o)), (np.mean(acc_h), np.mean(acc_o))
@@ -258,21 +258,21 @@ def geweke_setup(request):
     cfg = CONFIGS[request.param]
     g_mc, start = _marginal_conditional(cfg)
     assert g_mc.shape[0] > 5000  # enough exact draws
-    return g_mc, start, _successive_conditional(cfg)
+    return g_mc, _successive_conditional(cfg, start)
 
 
 @pytest.mark.slow
 def test_geweke_full_sweep_passes(geweke_setup):
-    g_mc, start, simulate = geweke_setup
-    z, crit = _geweke_z(g_mc, simulate(start, 1.0))
+    g_mc, simulate = geweke_setup
+    z, crit = _geweke_z(g_mc, simulate(1.0))
     assert np.all(np.isfinite(z))
     assert np.max(np.abs(z)) < crit, (np.argmax(np.abs(z)), np.max(np.abs(z)), crit)
 
 
 @pytest.mark.slow
 def test_geweke_detects_wrong_tau_conditional(geweke_setup):
-    g_mc, start, simulate = geweke_setup
-    z, crit = _geweke_z(g_mc, simulate(start, 1.3))
+    g_mc, simulate = geweke_setup
+    z, crit = _geweke_z(g_mc, simulate(1.3))
     assert np.max(np.abs(z)) > crit
 
 
