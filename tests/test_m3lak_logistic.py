@@ -202,12 +202,12 @@ def test_config_rejects_bad_likelihood_settings():
 
 @pytest.mark.parametrize("passes", [1, 2])
 def test_fixed_blocks_stay_at_their_initial_values(tiny_problem, passes):
-    """Also in the extra passes of H and the latent variable model (``h_lvm_passes``), where a
-    fixed H reports acceptance 1."""
+    """Also in the extra passes of H and the latent variable model (``h_lvm_passes``) and of Ω
+    and the DP (``kernel_passes``), where a fixed H reports acceptance 1."""
     from bayesmv.inference import run_m3lak
 
     y = np.where(tiny_problem["y"] > 0, 1.0, -1.0)
-    kw = dict(n_latent=2, n_frequencies=3, likelihood="logistic", h_lvm_passes=passes)
+    kw = dict(n_latent=2, n_frequencies=3, likelihood="logistic", h_lvm_passes=passes, kernel_passes=passes)
     cfg = M3LAKConfig(**kw, fixed_blocks=("lvm", "omega"))
     post = run_m3lak(tiny_problem["Xs"], y, cfg, num_warmup=4, num_samples=4, random_state=0)
     for name in ("W_0", "V_1", "tau", "r", "omega", "beta"):
@@ -220,6 +220,9 @@ def test_fixed_blocks_stay_at_their_initial_values(tiny_problem, passes):
     post = run_m3lak(tiny_problem["Xs"], y, cfg, num_warmup=4, num_samples=4, random_state=0)
     np.testing.assert_array_equal(np.asarray(post.extra_stats["accept_prob_H"]), 1.0)
     assert np.ptp(np.asarray(post.samples["tau"])[0], axis=0).max() > 0  # the LVM still moves
+    acc_omega = np.asarray(post.extra_stats["accept_prob_omega"])  # the mean over the two passes
+    assert np.all((acc_omega >= 0) & (acc_omega <= 1)) and np.ptp(acc_omega) > 0
+    assert np.ptp(np.asarray(post.samples["omega"])[0], axis=0).max() > 0  # Ω still moves
 
 
 def test_logistic_predict_proba_is_mean_of_sigmoid(tiny_problem):

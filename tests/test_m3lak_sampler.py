@@ -86,6 +86,7 @@ CONFIGS = {
         noise="feature",
         niw_psi0_prior=(3.0, 3.0),
         dp_relocation_moves=True,
+        kernel_passes=2,
     ),
 }
 N_MC, N_SC, N_BATCH = 100_000, 20_000, 100

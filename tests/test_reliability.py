@@ -315,6 +315,7 @@ HYPER = {
         "lengthscale": (0, -1, np.nan),
         "hmc_steps_h": (0, -1),
         "h_lvm_passes": (0, -1, 1.5),
+        "kernel_passes": (0, -1, 1.5),
         "hmc_steps_omega": (0, -1),
         "spectral_prior": ("nope", None),
         "chain_method": ("nope",),

@@ -256,7 +256,7 @@ rng = np.random.default_rng(0)
 N = 10
 Xs = [rng.normal(size=(N, 3)), rng.normal(size=(N, 4))]
 y = (rng.normal(size=N) > 0).astype(int)
-kw = dict(n_latent=2, n_frequencies=3, random_state=1)  # the default chain length: 4 x (2000 + 2000)
+kw = dict(n_latent=2, n_frequencies=3, random_state=1)  # the default chain length: 4 x (1000 + 2000)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     par = M3LAKClassifier(chain_method="parallel", **kw).fit(Xs, y)
@@ -274,7 +274,7 @@ print(json.dumps({"devices": jax.device_count(), "draws": int(dp.sizes["draw"]),
 
 @pytest.mark.slow
 def test_parallel_chains_match_sequential_in_distribution_at_default_length():
-    """At the default chain length (4 x (2000 + 2000), 4 forced CPU devices) parallel and
+    """At the default chain length (4 x (1000 + 2000), 4 forced CPU devices) parallel and
     sequential chains are no longer the same numbers: the two compiled programs round
     differently and the chains drift apart. They sample the same posterior: every training
     decision value's posterior mean agrees within 4.5 combined Monte-Carlo standard errors

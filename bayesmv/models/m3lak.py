@@ -65,6 +65,7 @@ POSITIVE_INTEGER_FIELDS = (
     "dp_capacity",
     "hmc_steps_h",
     "h_lvm_passes",
+    "kernel_passes",
     "hmc_steps_omega",
     "hmc_steps_joint",
 )
@@ -161,6 +162,7 @@ class M3LAKConfig:
     lengthscale: float | None = None  # "gaussian" spectrum: ω ~ N(0, I/ℓ²); None -> ℓ = sqrt(m)
     hmc_steps_h: int = 10  # leapfrog steps of the per-row HMC for H
     h_lvm_passes: int = 1  # H and the latent variable model (blocks 1, 6–9), this many times per sweep
+    kernel_passes: int = 1  # Ω (with β, logistic) and the DP spectrum (blocks 2–3), this many times per sweep
     hmc_steps_omega: int = 10  # leapfrog steps of the joint HMC for Ω
     target_accept: float = 0.8  # dual-averaging target (both HMC blocks)
     init_step_size: float = 0.05

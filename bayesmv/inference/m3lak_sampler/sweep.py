@@ -14,7 +14,9 @@ One sweep (:func:`m3lak_sweep`, pure and jit-able) updates, in order:
    overall scale ``(Ω, ψ) → (e^t Ω, e^{2t} ψ)`` (components integrated out, a slice step in
    ``t``; not in the paper), and either update then redraws the components given them; with
    ``config.dp_relocation_moves`` one Metropolis–Hastings relocation per frequency follows
-   (:mod:`~bayesmv.inference.m3lak_sampler.relocate`; not in the paper),
+   (:mod:`~bayesmv.inference.m3lak_sampler.relocate`; not in the paper); with
+   ``config.kernel_passes = K > 1`` blocks 2–3 run ``K`` times (each pass with its own keys): the
+   DP components whiten Ω's move, so Ω's length-scales move only as fast as the two alternate,
 4. ``λ`` (eq. 2),
 5. ``β`` (eq. 1),
 6. ``U`` (eq. 10),
@@ -297,6 +299,103 @@ def _update_lvm(keys, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig,
     return latent, flag
 
 
+def _update_kernel(
+    key_omega, key_dp, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, valid, step_size_omega, flag
+):
+    """Blocks 2–3: Ω (with β under the logistic likelihood), then the DP spectrum's scale,
+    assignments, sticks and components. Returns ``(latent, acceptance of Ω, diverging, flag)``."""
+    fixed = config.fixed_blocks
+    logistic = config.likelihood == "logistic"
+    acc_O = jnp.ones((), latent.H.dtype)
+    div_O = jnp.zeros((), bool)
+
+    # 2. Ω: joint HMC (hinge), or (β, Ω) jointly (logistic)
+    if "omega" not in fixed and logistic:
+        beta, omega, acc_O, div_O = joint_beta_omega_step(
+            key_omega,
+            latent.H,
+            latent.omega,
+            latent.beta,
+            latent.v,
+            latent.dp,
+            data.y,
+            valid,
+            step_size_omega,
+            config.hmc_steps_joint,
+        )
+        (beta, omega), flag = _guard((beta, omega), (latent.beta, latent.omega), 11, flag)
+        latent = latent._replace(beta=beta, omega=omega)
+    elif "omega" not in fixed:
+
+        def pot_omega(om):
+            f = decision_values(latent.H, om, latent.beta)
+            label = jnp.where(valid, _label_energy(f, data.y, latent.lam, config), 0.0)
+            return _omega_prior_energy(om, latent.dp) + jnp.sum(label)
+
+        omega, acc_O, div_O = joint_hmc_step(
+            key_omega, latent.omega, pot_omega, step_size_omega, config.hmc_steps_omega
+        )
+        omega, flag = _guard(omega, latent.omega, 2, flag)
+        latent = latent._replace(omega=omega)
+
+    # 3. with niw_psi0_prior, the NIW scale ψ | z, Ω first (a slice step with the components
+    # integrated out); with spectral_scale_moves, (Ω, ψ) along (e^t Ω, e^{2t} ψ), the components
+    # integrated out too; then the DP assignments, sticks and components given them (both DP
+    # updates redraw the components before anything conditions on them)
+    if config.spectral_prior == "dp" and "dp" not in fixed:
+        mu0, kappa0, nu0, _ = _niw_prior(config, latent.omega.dtype)
+        if config.niw_psi0_prior is not None:
+            psi = sample_niw_scale(
+                jax.random.fold_in(key_dp, 1),
+                latent.psi0,
+                latent.dp.z,
+                latent.omega,
+                latent.dp.nu.shape[0],
+                mu0,
+                kappa0,
+                nu0,
+                config.niw_psi0_prior,
+            )
+            psi, flag = _guard(psi, latent.psi0, 13, flag)
+            latent = latent._replace(psi0=psi)
+        if config.spectral_scale_moves and "omega" not in fixed:
+
+            def log_likelihood(om):
+                f = decision_values(latent.H, om, latent.beta)
+                return -jnp.sum(jnp.where(valid, _label_energy(f, data.y, latent.lam, config), 0.0))
+
+            psi = jnp.asarray(_niw_scale(config, latent), latent.omega.dtype)
+            omega, psi_new = sample_spectral_scale(
+                jax.random.fold_in(key_dp, 2),
+                latent.omega,
+                psi,
+                latent.dp.z,
+                latent.dp.nu.shape[0],
+                mu0,
+                kappa0,
+                nu0,
+                config.niw_psi0_prior,
+                log_likelihood,
+            )
+            (omega, psi), flag = _guard((omega, psi_new), (latent.omega, psi), 14, flag)
+            latent = latent._replace(omega=omega)
+            if config.niw_psi0_prior is not None:
+                latent = latent._replace(psi0=psi)
+        _, _, _, psi0 = _niw_prior(config, latent.omega.dtype, _niw_scale(config, latent))
+        dp = _dp_update(config)(key_dp, latent.dp, latent.omega, config.alpha, mu0, kappa0, nu0, psi0)
+        dp, flag = _guard(dp, latent.dp, 3, flag)
+        latent = latent._replace(dp=dp)
+        if config.dp_relocation_moves and "omega" not in fixed:
+            key_move = jax.random.fold_in(key_dp, 3)
+            omega, beta, z, _ = relocate_frequencies(
+                key_move, latent.H, latent.omega, latent.beta, latent.v, dp, data.y, valid
+            )
+            (omega, beta), flag = _guard((omega, beta), (latent.omega, latent.beta), 15, flag)
+            latent = latent._replace(omega=omega, beta=beta, dp=dp._replace(z=z))
+
+    return latent, acc_O, div_O, flag
+
+
 def m3lak_sweep(
     key,
     latent: M3LAKLatent,
@@ -317,8 +416,8 @@ def m3lak_sweep(
 
     fixed = config.fixed_blocks
     logistic = config.likelihood == "logistic"
-    acc_H = acc_O = jnp.ones((), latent.H.dtype)
-    div_H = div_O = jnp.zeros((), bool)
+    acc_H = jnp.ones((), latent.H.dtype)
+    div_H = jnp.zeros((), bool)
 
     # 1. H: per-row HMC, mass matrix = the full-data Gaussian precision. With h_lvm_passes = P > 1,
     # H and the latent variable model (6–9) come first, P times: H and [W V] hold each other, and
@@ -348,89 +447,26 @@ def m3lak_sweep(
         if "H" not in fixed:  # the mean acceptance over the passes
             acc_H = acc_H / config.h_lvm_passes
 
-    # 2. Ω: joint HMC (hinge), or (β, Ω) jointly (logistic)
-    if "omega" not in fixed and logistic:
-        beta, omega, acc_O, div_O = joint_beta_omega_step(
-            keys[1],
-            latent.H,
-            latent.omega,
-            latent.beta,
-            latent.v,
-            latent.dp,
-            data.y,
-            valid,
-            step_size_omega,
-            config.hmc_steps_joint,
+    # 2–3. Ω (and β, logistic) and the DP spectrum; with kernel_passes = K > 1, K times (one
+    # loop, each pass with its own keys): the DP components set Ω's whitening, and Ω's scale
+    # moves only as fast as the two alternate
+    if config.kernel_passes == 1:
+        latent, acc_O, div_O, flag = _update_kernel(
+            keys[1], keys[2], latent, data, config, valid, step_size_omega, flag
         )
-        (beta, omega), flag = _guard((beta, omega), (latent.beta, latent.omega), 11, flag)
-        latent = latent._replace(beta=beta, omega=omega)
-    elif "omega" not in fixed:
+    else:
 
-        def pot_omega(om):
-            f = decision_values(latent.H, om, latent.beta)
-            label = jnp.where(valid, _label_energy(f, data.y, latent.lam, config), 0.0)
-            return _omega_prior_energy(om, latent.dp) + jnp.sum(label)
-
-        omega, acc_O, div_O = joint_hmc_step(
-            keys[1], latent.omega, pot_omega, step_size_omega, config.hmc_steps_omega
-        )
-        omega, flag = _guard(omega, latent.omega, 2, flag)
-        latent = latent._replace(omega=omega)
-
-    # 3. with niw_psi0_prior, the NIW scale ψ | z, Ω first (a slice step with the components
-    # integrated out); with spectral_scale_moves, (Ω, ψ) along (e^t Ω, e^{2t} ψ), the components
-    # integrated out too; then the DP assignments, sticks and components given them (both DP
-    # updates redraw the components before anything conditions on them)
-    if config.spectral_prior == "dp" and "dp" not in fixed:
-        mu0, kappa0, nu0, _ = _niw_prior(config, latent.omega.dtype)
-        if config.niw_psi0_prior is not None:
-            psi = sample_niw_scale(
-                jax.random.fold_in(keys[2], 1),
-                latent.psi0,
-                latent.dp.z,
-                latent.omega,
-                latent.dp.nu.shape[0],
-                mu0,
-                kappa0,
-                nu0,
-                config.niw_psi0_prior,
+        def kernel_pass(p, carry):
+            latent, flag, acc_O, div_O = carry
+            k_omega, k_dp = jax.random.fold_in(keys[1], p), jax.random.fold_in(keys[2], p)
+            latent, acc, div, flag = _update_kernel(
+                k_omega, k_dp, latent, data, config, valid, step_size_omega, flag
             )
-            psi, flag = _guard(psi, latent.psi0, 13, flag)
-            latent = latent._replace(psi0=psi)
-        if config.spectral_scale_moves and "omega" not in fixed:
+            return latent, flag, acc_O + acc, div_O | div
 
-            def log_likelihood(om):
-                f = decision_values(latent.H, om, latent.beta)
-                return -jnp.sum(jnp.where(valid, _label_energy(f, data.y, latent.lam, config), 0.0))
-
-            psi = jnp.asarray(_niw_scale(config, latent), latent.omega.dtype)
-            omega, psi_new = sample_spectral_scale(
-                jax.random.fold_in(keys[2], 2),
-                latent.omega,
-                psi,
-                latent.dp.z,
-                latent.dp.nu.shape[0],
-                mu0,
-                kappa0,
-                nu0,
-                config.niw_psi0_prior,
-                log_likelihood,
-            )
-            (omega, psi), flag = _guard((omega, psi_new), (latent.omega, psi), 14, flag)
-            latent = latent._replace(omega=omega)
-            if config.niw_psi0_prior is not None:
-                latent = latent._replace(psi0=psi)
-        _, _, _, psi0 = _niw_prior(config, latent.omega.dtype, _niw_scale(config, latent))
-        dp = _dp_update(config)(keys[2], latent.dp, latent.omega, config.alpha, mu0, kappa0, nu0, psi0)
-        dp, flag = _guard(dp, latent.dp, 3, flag)
-        latent = latent._replace(dp=dp)
-        if config.dp_relocation_moves and "omega" not in fixed:
-            key_move = jax.random.fold_in(keys[2], 3)
-            omega, beta, z, _ = relocate_frequencies(
-                key_move, latent.H, latent.omega, latent.beta, latent.v, dp, data.y, valid
-            )
-            (omega, beta), flag = _guard((omega, beta), (latent.omega, latent.beta), 15, flag)
-            latent = latent._replace(omega=omega, beta=beta, dp=dp._replace(z=z))
+        carry = (latent, flag, jnp.zeros((), latent.H.dtype), jnp.zeros((), bool))
+        latent, flag, acc_O, div_O = jax.lax.fori_loop(0, config.kernel_passes, kernel_pass, carry)
+        acc_O = acc_O / config.kernel_passes
 
     # 4–5. λ then β (hinge only)
     if not logistic and "lambda_beta" not in fixed:
