@@ -53,10 +53,10 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     Before 2026-11-29 (one kernel pass, 2000 + 2000 sweeps), on a 2-core test machine, the
     demo's task (400 training points) with ``random_state`` 0-3 (each its own split) and the
     mixing benchmark's two fou+kar tasks (300 training points, splits 0-4), 14 fits of
-    102-182 s: 10 met r̂ ≤ 1.01 and ESS ≥ 400 for the training decision values and τ. In the other 4, τ's r̂ was
-    1.011, 1.012, 1.08 (slow drift of a latent column between views) and 1.51 (chains in two
-    modes of the latent columns' allocation to the views, which no move of the sampler joins);
-    in the last two the decision values' too (1.021, 1.015).
+    102-182 s: 10 met r̂ ≤ 1.01 and ESS ≥ 400 for the training decision values and τ. In the
+    other 4, τ's r̂ was 1.011, 1.012, 1.08 (slow drift of a latent column between views) and
+    1.51 (chains in two modes of the latent columns' allocation to the views, which no move of
+    the sampler joins); in the last two the decision values' too (1.021, 1.015).
     Whether a fit near the threshold passes depends on the machine's rounding: the same code
     and seeds passed the demo's 4 tasks on another machine without the scale move, and 1 of
     the 4 here. On that machine, with one pass of 10 steps, 60 joint steps and 1000 + 2000
