@@ -104,6 +104,7 @@ def _m3lak(cfg, seed, warmup, samples, chains, **kw):
         likelihood="hinge",
         precision_update="conditional",
         h_lvm_passes=1,
+        kernel_passes=1,
         hmc_steps_h=10,
         warmup_tempering=None,
         spectral_scale_moves=False,
@@ -240,6 +241,7 @@ PAPER = dict(
     niw_nu0=20.0,
     precision_update="conditional",
     h_lvm_passes=1,  # Algorithm 1: H and the latent variable model once per sweep
+    kernel_passes=1,  # and Ω and the DP spectrum once
     hmc_steps_h=10,
     warmup_tempering=None,  # no tempered warm-up in the paper
     spectral_scale_moves=False,  # nor a move of the spectrum's scale

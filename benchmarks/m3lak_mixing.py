@@ -61,6 +61,7 @@ PAPER = dict(
     n_frequencies=100,
     precision_update="conditional",
     h_lvm_passes=1,
+    kernel_passes=1,  # and Ω and the DP spectrum once
     hmc_steps_h=10,
     warmup_tempering=None,  # no tempered warm-up in the paper
     spectral_scale_moves=False,  # nor a move of the spectrum's scale

@@ -70,9 +70,9 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     ``n_latent=10``; at 0.9 in none.
     Check ``clf.convergence_report()`` before trusting a fit, and continue with ``sample_more``.
     The paper's setting: ``likelihood="hinge", n_latent=20, n_frequencies=100,
-    precision_update="conditional", h_lvm_passes=1, warmup_tempering=None,
+    precision_update="conditional", h_lvm_passes=1, kernel_passes=1, warmup_tempering=None,
     spectral_scale_moves=False, num_warmup=800, num_samples=200``
-    (Algorithm 1 updates H and the latent variable model once per sweep).
+    (Algorithm 1 updates every block once per sweep).
 
     Parameters
     ----------
