@@ -37,8 +37,8 @@ how much of the label the paper's latent model keeps: when it is below the SVC o
 no classifier on ``h`` (whatever C, M or spectrum) closes the gap.
 
 Run: ``python benchmarks/m3lak_accuracy.py [--quick] [--skip-synthetic] [--skip-mfeat] [--skip-paper]
-[--splits N] [--first-split K] [--fou-kar-only]`` (``--first-split K --splits N``: splits K to K + N − 1,
-the seeds of a full run's, so that a full run can be completed in parts).
+[--splits N] [--first-split K] [--fou-kar-only | --six-views-only]`` (``--first-split K --splits N``:
+splits K to K + N − 1, the seeds of a full run's, so that a full run can be completed in parts).
 """
 
 from __future__ import annotations
@@ -415,8 +415,12 @@ def main(argv=None):
         default=None,
         help="mfeat splits first-split, first-split + 1, ... (default 0)",
     )
-    parser.add_argument(
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument(
         "--fou-kar-only", action="store_true", help="mfeat on fou + kar only, not all six views"
+    )
+    only.add_argument(
+        "--six-views-only", action="store_true", help="mfeat on all six views only, not fou + kar"
     )
     args = parser.parse_args(argv)
     cfg = dict(QUICK if args.quick else FULL)
@@ -428,6 +432,8 @@ def main(argv=None):
         cfg["first_split"] = args.first_split
     if args.fou_kar_only:
         cfg["view_sets"] = (("fou", "kar"),)
+    if args.six_views_only:
+        cfg["view_sets"] = (None,)
     cfg["m3lak_rows"] = {k: v for k, v in M3LAK_ROWS.items() if not (args.skip_paper and v is PAPER)}
     t0 = time.perf_counter()
     warnings.filterwarnings("ignore")
