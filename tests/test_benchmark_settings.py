@@ -5,6 +5,7 @@ or spectral-scale move."""
 from __future__ import annotations
 
 import importlib.util
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,9 @@ def _benchmark(name):
     return module
 
 
+@cache
 def _paper_rows():
+    """Each paper row's estimator parameters (both scripts loaded once per session)."""
     accuracy, mixing = _benchmark("m3lak_accuracy"), _benchmark("m3lak_mixing")
     baseline = next(iter(mixing.LEVERS.values()))  # the first lever is the baseline of every ratio
     return {
