@@ -515,37 +515,52 @@ def test_process_chains_equal_sequential_chains(small_run, monkeypatch):
         run_m3lak(Xs, y, cfg, chain_method="processes", progress_bar=True, **kw)
 
 
-def test_process_chains_read_their_programs_from_the_persistent_cache(small_run, monkeypatch):
+def test_process_chains_read_their_programs_from_the_persistent_cache(small_run, monkeypatch, tmp_path):
     """Under JAX's persistent compilation cache (on in this suite), ``"processes"`` compiles the
     chain programs here, into the cache, under the keys its workers look up: the programs enter
     the cache before any worker starts (the init and the one draw program: 2 entries), and the
     fit's 2 workers then add none (workers that compiled their own programs, under other keys,
-    would add entries)."""
+    would add entries). Run on a cache of its own, empty at the start, and with worker processes
+    started on it: the suite's cache may hold these programs already, and the pool's workers may
+    have started on another cache."""
     import dataclasses
-    import os
+
+    from jax.experimental.compilation_cache import compilation_cache
+    from joblib.externals.loky import get_reusable_executor
 
     from bayesmv.inference.m3lak_sampler import prepare_data, run
 
-    cache = jax.config.jax_compilation_cache_dir
-    if not (jax.config.jax_enable_compilation_cache and cache):
+    if not (jax.config.jax_enable_compilation_cache and jax.config.jax_compilation_cache_dir):
         pytest.skip("the persistent compilation cache is off (BAYESMV_TEST_NO_JAX_CACHE)")
     monkeypatch.setattr(run, "cpu_count", lambda: 2)
     Xs, y, cfg, _ = small_run
-    cfg = dataclasses.replace(cfg, C=0.77)  # programs that no other test compiles
+    cfg = dataclasses.replace(cfg, C=0.77)  # programs that no other test compiles (nor holds in memory)
     settings = run._RunSettings(cfg, None, None, 30, 20, 1)
+    cache = tmp_path / "jax-cache"
+
+    def use_cache(path):  # this process, and worker processes started from now on
+        os.environ["JAX_COMPILATION_CACHE_DIR"] = str(path)
+        compilation_cache.set_cache_dir(str(path))
+        compilation_cache.reset_cache()
+        get_reusable_executor(kill_workers=True).shutdown(wait=True)
 
     def entries():  # the chain programs' entries (other programs of this process may enter too)
-        names = os.listdir(cache) if os.path.isdir(cache) else []
+        names = os.listdir(cache) if cache.is_dir() else []
         return {name for name in names if name.startswith(("jit__init_chain", "jit__draw_chain"))}
 
-    before = entries()
-    assert run._serialized_programs(settings, prepare_data(Xs, y), jax.random.PRNGKey(4), True) is None
-    compiled = entries()
-    assert len(compiled - before) == 2
-    run_m3lak(
-        Xs, y, cfg, num_warmup=30, num_samples=20, num_chains=2, random_state=4, chain_method="processes"
-    )
-    assert entries() == compiled
+    suite_cache = jax.config.jax_compilation_cache_dir
+    use_cache(cache)
+    try:
+        assert not entries()
+        assert run._serialized_programs(settings, prepare_data(Xs, y), jax.random.PRNGKey(4), True) is None
+        compiled = entries()
+        assert len(compiled) == 2
+        run_m3lak(
+            Xs, y, cfg, num_warmup=30, num_samples=20, num_chains=2, random_state=4, chain_method="processes"
+        )
+        assert entries() == compiled
+    finally:
+        use_cache(suite_cache)
 
 
 _PROCESSES_CHILD = """
