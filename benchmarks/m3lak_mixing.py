@@ -18,6 +18,13 @@ Brier score on the held-out rest of mfeat (what a lever costs in predictions).
 Part 3 — the peer a user would write: NumPyro NUTS on ``m3lak_model`` (Gaussian spectrum,
 marginal hinge; and the logistic likelihood), one chain, same data, same ESS summaries.
 
+Part 4 — where a sweep's time goes: ms per sweep of the estimator's default sweep and of variants
+with one part of it switched off or held fixed, from one state after a warm-up. A
+``chain_method="processes"`` worker runs its chains on one CPU with XLA:CPU on one thread; to
+measure what it sees, run this part the same way:
+``XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1" taskset -c 0
+python benchmarks/m3lak_mixing.py --parts 4`` (it prints how many CPUs it may use).
+
 Run: ``python benchmarks/m3lak_mixing.py [--quick] [--task low_high --views fac zer]
 [--parts 2 --levers 7 --fit-samples 2000]``.
 """
@@ -26,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import time
 import warnings
 
@@ -39,17 +47,31 @@ from bayesmv import M3LAKClassifier
 from bayesmv.datasets import load_mfeat, standardize_views, train_test_split_views
 from bayesmv.inference._threads import single_threaded_blas
 from bayesmv.inference.m3lak_sampler import M3LAKKernel, prepare_data
+from bayesmv.m3lak.settings import model_config
 from bayesmv.models import M3LAKConfig
 
 TASKS = {"even_odd": lambda d: d % 2, "low_high": lambda d: (d >= 5).astype(int)}
-FULL = dict(n_train=300, warm=300, draws=1000, fit_warmup=300, fit_samples=500, nuts=150)
-QUICK = dict(n_train=60, warm=20, draws=40, fit_warmup=20, fit_samples=20, nuts=10)
+FULL = dict(n_train=300, warm=300, draws=1000, fit_warmup=300, fit_samples=500, nuts=150, sweeps=100)
+QUICK = dict(n_train=60, warm=20, draws=40, fit_warmup=20, fit_samples=20, nuts=10, sweeps=5)
 
 FREEZE = {  # Part 1 variants: blocks held fixed after a shared warm-up
     "all blocks move": (),
     "LVM fixed (U, W, V, r, τ)": ("lvm",),
     "LVM and H fixed": ("lvm", "H"),
     "only λ, β move": ("lvm", "H", "omega", "dp"),
+}
+SWEEP_PARTS = {  # Part 4 variants of the estimator's default sweep: one part switched off or fixed
+    "default sweep": {},
+    "one kernel pass": dict(kernel_passes=1),
+    "one H / LVM pass": dict(h_lvm_passes=1),
+    "15 joint leapfrog steps": dict(hmc_steps_joint=15),
+    "no split-merge": dict(dp_split_merge=0),
+    "no spectral-scale move": dict(spectral_scale_moves=False),
+    "(β, Ω) fixed": dict(fixed_blocks=("omega",)),
+    "DP spectrum fixed": dict(fixed_blocks=("dp",)),
+    "(β, Ω) and DP fixed": dict(fixed_blocks=("omega", "dp")),
+    "H fixed": dict(fixed_blocks=("H",)),
+    "LVM fixed": dict(fixed_blocks=("lvm",)),
 }
 # Part 2 levers are set on top of the paper's model and sampler (not the estimator's defaults,
 # which are one of the levers); the first row is the baseline.
@@ -241,6 +263,35 @@ def part3(cfg, Xs, y, seed=0):
     return rows
 
 
+# ---------------------------------------------------------------------------------------------
+# Part 4: where a sweep's time goes
+# ---------------------------------------------------------------------------------------------
+def part4(cfg, Xs, y, seed=0):
+    """ms per sweep (the fastest of 3 runs of ``cfg["sweeps"]`` sweeps, after a compile) of the
+    estimator's default sweep and of each :data:`SWEEP_PARTS` variant, from one state after
+    ``cfg["warm"]`` default sweeps; with each variant's saving against the default."""
+    data = prepare_data(Xs, np.where(y > 0, 1.0, -1.0))
+    base = model_config(M3LAKClassifier().get_params())
+    kernel, warm = _chain_runner(base, cfg["warm"])
+    state = kernel.init(jax.random.PRNGKey(seed), cfg["warm"], None, (data,), {})
+    state, _ = warm(state, data)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(f"\nPart 4: the estimator's default sweep, {cfg['sweeps']} sweeps from one state, {cpus} CPU(s)")
+    print(f"  {'variant':<26}{'ms/sweep':>9}{'saves ms':>10}")
+    rows = {}
+    for name, change in SWEEP_PARTS.items():
+        _, run = _chain_runner(dataclasses.replace(base, **change), cfg["sweeps"])
+        jax.block_until_ready(run(state, data))  # compile
+        seconds = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            jax.block_until_ready(run(state, data))
+            seconds.append(time.perf_counter() - t0)
+        rows[name] = 1e3 * min(seconds) / cfg["sweeps"]
+        print(f"  {name:<26}{rows[name]:>9.2f}{rows['default sweep'] - rows[name]:>10.2f}")
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="seconds-long smoke run")
@@ -291,6 +342,12 @@ def main(argv=None):
     if 3 in parts:
         rows = part3(cfg, Zs, y)
         summary.append("NUTS peer min ESS " + ", ".join(f"{k} {v['lo']:.0f}" for k, v in rows.items()))
+    if 4 in parts:
+        rows = part4(cfg, Zs, y)
+        kernel = rows["default sweep"] - rows["(β, Ω) and DP fixed"]
+        summary.append(
+            f"default sweep {rows['default sweep']:.2f} ms, (β, Ω) and the DP spectrum {kernel:.2f} ms of it"
+        )
     print("\nSUMMARY m3lak_mixing: " + "; ".join(summary))
 
 
