@@ -36,7 +36,14 @@ averaged over the chains). M3LAK sees a test point only through ``h* | x*``, so 
 how much of the label the paper's latent model keeps: when it is below the SVC on the raw views,
 no classifier on ``h`` (whatever C, M or spectrum) closes the gap.
 
-Run: ``python benchmarks/m3lak_accuracy.py [--quick] [--skip-synthetic] [--skip-mfeat] [--skip-paper]
+Part C — the latent ceiling: how much of the label a linear-Gaussian latent of the views keeps,
+without M3LAK's sampler. On Part B's tasks and splits, the same tuned SVC trained on an
+``m``-dimensional latent of the concatenated standardised views: PCA, whitened (the latent of a
+model with isotropic noise, as M3LAK's ``noise="view"`` within each view), and factor analysis
+(``sklearn.decomposition.FactorAnalysis``, one noise variance per feature, as M3LAK's
+``noise="feature"``), for each ``m`` in ``CEILING_SIZES``; and on the raw views.
+
+Run: ``python benchmarks/m3lak_accuracy.py [--quick] [--skip-synthetic] [--skip-mfeat] [--skip-paper] [--skip-ceiling]
 [--splits N] [--first-split K] [--fou-kar-only | --six-views-only]`` (``--first-split K --splits N``:
 splits K to K + N − 1, the seeds of a full run's, so that a full run can be completed in parts).
 """
@@ -79,6 +86,7 @@ FULL = dict(
     synth_chains=2,
     tasks=("even_odd", "low_high"),
     view_sets=(("fou", "kar"), None),
+    ceiling_sizes=(14, 30),
 )
 QUICK = dict(
     n_train=60,
@@ -95,6 +103,7 @@ QUICK = dict(
     synth_chains=2,
     tasks=("even_odd",),
     view_sets=(("fou", "kar"),),
+    ceiling_sizes=(5,),
 )
 
 
@@ -371,6 +380,47 @@ def _print_part_b(cfg, results):
             print(line)
 
 
+def _latents(name, m, seed):
+    """Part C's linear-Gaussian latent of size ``m``: ``"PCA"`` (whitened) or ``"FA"``."""
+    from sklearn.decomposition import PCA, FactorAnalysis
+
+    if name == "PCA":
+        return PCA(m, whiten=True, random_state=seed)
+    return FactorAnalysis(m, random_state=seed)
+
+
+def part_c(cfg):
+    """The tuned SVC's test accuracy on the raw views and on each latent of Part C, per task over
+    the splits; returns ``{method: {(task, views): [accuracy per split]}}``."""
+    results = {}
+    first = cfg["first_split"]
+    for task in cfg["tasks"]:
+        for views in cfg["view_sets"]:
+            label = (task, "+".join(views) if views else "all 6")
+            for split in range(first, first + cfg["splits"]):
+                Xtr, Xte, ytr, yte = _mfeat_split(views, task, split, cfg["n_train"])
+                Ztr, Zte = (np.hstack(Z) for Z in standardize_views(Xtr, Xte))
+                inputs = {"raw views": (Ztr, Zte)}
+                for name in ("PCA", "FA"):
+                    for m in cfg["ceiling_sizes"]:
+                        latent = _latents(name, m, split).fit(Ztr)
+                        inputs[f"{name} m={m}"] = (latent.transform(Ztr), latent.transform(Zte))
+                for method, (Ftr, Fte) in inputs.items():
+                    svc, _ = _svc(Ftr, ytr, split)
+                    acc = float(np.mean(svc.predict(Fte) == yte))
+                    results.setdefault(method, {}).setdefault(label, []).append(acc)
+    print(
+        "\nC. latent ceiling: tuned SVC on an m-dimensional latent of the standardised views "
+        "(PCA whitened: isotropic noise; FA: per-feature noise), Part B's tasks and splits"
+    )
+    labels = list(next(iter(results.values())))
+    print(f"{'method':<12} " + " ".join(f"{t + ' ' + v:>18}" for t, v in labels) + f" {'mean':>7}")
+    for method, per in results.items():
+        accs = [float(np.mean(per[label])) for label in labels]
+        print(f"{method:<12} " + " ".join(f"{a:>18.4f}" for a in accs) + f" {np.mean(accs):>7.4f}")
+    return results
+
+
 def _task_means(per_label, key):
     """Mean over the tasks of the per-task mean over splits."""
     return float(np.mean([np.mean([r[key] for r in runs]) for runs in per_label.values()]))
@@ -404,10 +454,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="seconds-long smoke run")
     parser.add_argument("--skip-synthetic", action="store_true")
-    parser.add_argument("--skip-mfeat", action="store_true")
+    parser.add_argument("--skip-mfeat", action="store_true", help="without Part B (M3LAK on mfeat)")
     parser.add_argument(
         "--skip-paper", action="store_true", help="mfeat without the paper's row (the slowest fits)"
     )
+    parser.add_argument("--skip-ceiling", action="store_true", help="without Part C (the latent ceiling)")
     parser.add_argument("--splits", type=int, default=None, help="mfeat splits (default 5; quick 1)")
     parser.add_argument(
         "--first-split",
@@ -439,6 +490,7 @@ def main(argv=None):
     warnings.filterwarnings("ignore")
     synth = [] if args.skip_synthetic else part_a(cfg)
     mfeat = {} if args.skip_mfeat else part_b(cfg)
+    ceiling = {} if args.skip_ceiling else part_c(cfg)
     heads = []
     for rule, res in synth:
         a = res["M3LAK (DP spectrum)"][0] / res[LINEAR][0]
@@ -448,6 +500,12 @@ def main(argv=None):
         print("\n" + "\n".join(lines))
         rhat = max(r["rhat"] for runs in mfeat["M3LAK default"].values() for r in runs)
         heads.append(lines[0] + f", max rhat {rhat:.3f}; " + lines[-1])
+    if ceiling:
+        best = max(
+            (np.mean([np.mean(a) for a in per.values()]), m) for m, per in ceiling.items() if m != "raw views"
+        )
+        raw = np.mean([np.mean(a) for a in ceiling["raw views"].values()])
+        heads.append(f"latent ceiling: best {best[1]} {best[0]:.4f} against raw views {raw:.4f}")
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")
     print("SUMMARY m3lak_accuracy: " + "; ".join(heads))
 
