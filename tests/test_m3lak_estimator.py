@@ -213,7 +213,6 @@ XS_SMALL, Y_SMALL = make_latent_views(n_samples=40, n_views=2, n_latent=2, n_fea
         ({"eta": 0.0}, "eta"),
         ({"random_state": -3}, "random_state"),
         ({"noise": "diagonal"}, "noise"),
-        ({"noise": "feature", "precision_update": "collapsed"}, "noise"),
     ],
 )
 def test_bad_hyper_parameters(params, match):

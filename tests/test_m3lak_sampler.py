@@ -5,9 +5,9 @@ Geweke: the joint π(θ, X) ∝ p0(θ) ℓ(y | θ) p(X | θ) for fixed labels y 
 pseudo-likelihood ℓ ≤ 1 does not normalise over y, so y is held fixed and θ is drawn from
 p0(θ)ℓ(y|θ)/Z by exact rejection sampling from the prior; the same for the logistic likelihood,
 whose joint (β, Ω) move is then covered too, and with one noise precision per feature,
-``noise="feature"``, a Gamma prior on the NIW scale ψ and the frequency relocation move
-(``dp_relocation_moves``), there with two passes of Ω and the DP per sweep
-(``kernel_passes=2``); the latent-axis scale and shear
+``noise="feature"`` (each moved with ``[W V]`` integrated out), a Gamma prior on the NIW scale
+ψ and the frequency relocation move (``dp_relocation_moves``), there with two passes of Ω and
+the DP per sweep (``kernel_passes=2``); the latent-axis scale and shear
 moves are on in every configuration, the spectral-scale move of (Ω, ψ) in every DP one; the DP
 assignments are collapsed, with the slice sampler in one configuration). The
 marginal-conditional simulator draws (θ, X) from it independently; the successive-conditional
@@ -85,6 +85,7 @@ CONFIGS = {
         likelihood="logistic",
         hmc_steps_joint=4,
         noise="feature",
+        precision_update="collapsed",  # τ with [W V] integrated out, r given W
         niw_psi0_prior=(3.0, 3.0),
         dp_relocation_moves=True,
         kernel_passes=2,
@@ -205,13 +206,17 @@ def _successive_conditional(cfg, start):
     conditional with rate × 1.3, or a biased collapsed move) share one compile of the sweep.
     The division is patched in while the program is traced, and only then."""
     collapsed = cfg.precision_update == "collapsed"
-    name = "sample_precisions_collapsed" if collapsed else "sample_tau_conditional"
+    with_r = collapsed and cfg.noise == "view"  # the collapsed move draws (r, τ) together
+    if collapsed:
+        name = "sample_feature_noise_collapsed" if cfg.noise == "feature" else "sample_precisions_collapsed"
+    else:
+        name = "sample_tau_conditional"
     right = getattr(cond, name)
 
     @jax.jit
     def run(key, lat, Xs, tau_divisor):
         def divided(*args):
-            if collapsed:
+            if with_r:
                 r, tau = right(*args)
                 return r, tau / tau_divisor
             return right(*args) / tau_divisor

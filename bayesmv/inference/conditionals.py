@@ -21,6 +21,7 @@ __all__ = [
     "sample_lambda_conditional",
     "sample_r_conditional",
     "collapsed_precision_log_density",
+    "sample_feature_noise_collapsed",
     "sample_precisions_collapsed",
     "sample_tau_conditional",
     "sample_u_collapsed",
@@ -231,30 +232,67 @@ def _ard_coordinate_log_density(j, log_r, tau, stats, eta, a_r, b_r):
     return log_density
 
 
-def _noise_log_density(log_r, stats, eta, a_tau, b_tau):
-    """``s ↦ log p(log τ = s | r)`` + const of :func:`_collapsed_log_density`, in closed form: with
-    ``A^{-1/2}ZᵀZA^{-1/2} = Q diag(λ) Qᵀ``, ``log|P| = Σ_k log(1 + τλ_k) + const`` and
-    ``‖L⁻¹ZᵀX‖² = Σ_k c_k / (1 + τλ_k)``, ``c_k = ‖(QᵀA^{-1/2}ZᵀX)_k‖²`` (one eigendecomposition)."""
-    ZtZ, ZtX, sq, n_entries = stats
-    D = ZtX.shape[1]
+def _noise_spectrum(log_r, stats, eta):
+    """``(λ, C)`` of the collapsed densities of the noise precision: ``A^{-1/2}ZᵀZA^{-1/2} =
+    Q diag(λ) Qᵀ`` (``A = diag(r, η·1)``) and ``C = (QᵀA^{-1/2}ZᵀX)²`` elementwise, ``(m+K, D)``."""
+    ZtZ, ZtX, _, _ = stats
     K = ZtZ.shape[0] - log_r.shape[0]
     scale = jnp.exp(-0.5 * jnp.concatenate([log_r, jnp.full((K,), jnp.log(eta), log_r.dtype)]))
     lam, Q = jnp.linalg.eigh(scale[:, None] * ZtZ * scale[None, :])
-    lam = jnp.maximum(lam, 0.0)
-    c = jnp.sum((Q.T @ (scale[:, None] * ZtX)) ** 2, axis=1)
+    return jnp.maximum(lam, 0.0), (Q.T @ (scale[:, None] * ZtX)) ** 2
+
+
+def _closed_noise_log_density(lam, c, sq, n_entries, n_columns, a_tau, b_tau):
+    """``s ↦ log p(log τ = s | ·)`` + const for ``n_columns`` columns that share ``τ``: with
+    ``log|P| = Σ_k log(1 + τλ_k) + const`` and ``‖L⁻¹ZᵀX‖² = Σ_k c_k / (1 + τλ_k)``, ``c`` the
+    columns' summed ``C``, ``sq`` their ``‖X‖²``, ``n_entries`` their observed entries."""
 
     def log_density(s):
         tau = jnp.exp(s)
         quad = jnp.sum(c / (1.0 + tau * lam))
         return (
             0.5 * n_entries * s
-            - 0.5 * D * jnp.sum(jnp.log1p(tau * lam))
+            - 0.5 * n_columns * jnp.sum(jnp.log1p(tau * lam))
             - 0.5 * tau * (sq - tau * quad)
             + a_tau * s
             - b_tau * tau
         )
 
     return log_density
+
+
+def _noise_log_density(log_r, stats, eta, a_tau, b_tau):
+    """``s ↦ log p(log τ = s | r)`` + const of :func:`_collapsed_log_density` (one ``τ`` per view),
+    in closed form from one eigendecomposition (:func:`_noise_spectrum`)."""
+    _, ZtX, sq, n_entries = stats
+    lam, C = _noise_spectrum(log_r, stats, eta)
+    return _closed_noise_log_density(lam, jnp.sum(C, axis=1), sq, n_entries, ZtX.shape[1], a_tau, b_tau)
+
+
+def _feature_noise_log_density(log_r, stats, eta, a_tau, b_tau, sq, n_obs):
+    """``(d, s) ↦ log p(log τ_d = s | r, H, U_i, x_d)`` + const, one precision per feature
+    (``noise="feature"``) with ``[W_i V_i]`` integrated out: each column ``x_d ~ N(0, τ_d⁻¹I +
+    Z A⁻¹ Zᵀ)`` on its own (``sq`` the columns' ``‖x_d‖²``, ``n_obs`` the observed rows), all from
+    one eigendecomposition; eq. 14's Gamma prior included."""
+    lam, C = _noise_spectrum(log_r, stats, eta)
+    return lambda d, s: _closed_noise_log_density(lam, C[:, d], sq[d], n_obs, 1, a_tau, b_tau)(s)
+
+
+def sample_feature_noise_collapsed(key, X, H, U, r, tau, eta, obs, a_tau, b_tau):
+    """``τ_i | H, U_i, r_i, X_i`` with ``[W_i V_i]`` integrated out, one precision per feature: a
+    slice step in each ``log τ_id`` from the current value (the features are independent given
+    ``r``, so all at once). Follow it by :func:`sample_wv_conditional` at the new ``τ_i``: together
+    a draw of ``(τ_i, W_i, V_i)`` given ``r_i``."""
+    stats = _collapsed_statistics(X, H, U, obs)
+    density = _feature_noise_log_density(
+        jnp.log(r), stats, eta, a_tau, b_tau, jnp.sum(X**2, axis=0), jnp.sum(obs)
+    )
+
+    def one(k, d, log_tau_d):
+        return slice_step(k, log_tau_d, lambda s: density(d, s))
+
+    D = X.shape[1]
+    return jnp.exp(jax.vmap(one)(jax.random.split(key, D), jnp.arange(D), jnp.log(tau)))
 
 
 def sample_precisions_collapsed(key, X, H, U, r, tau, eta, obs, a_r, b_r, a_tau, b_tau):

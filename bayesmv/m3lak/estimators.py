@@ -137,8 +137,9 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         ``"view"``: one noise precision τ_i per view (the paper). ``"feature"`` (not in the paper):
         one per feature of every view, ``x_n^i ~ N(W_i h + V_i u, diag(τ_i)^{-1})`` as in factor
         analysis, so that features with little shared signal do not set the noise of the whole
-        view; ``tau`` then has one entry per feature (dim ``view_feature``). Needs
-        ``precision_update="conditional"``.
+        view; ``tau`` then has one entry per feature (dim ``view_feature``). With
+        ``precision_update="collapsed"`` each ``τ_id`` moves by a slice step with ``[W_i V_i]``
+        integrated out and ``r_i`` is drawn from its conditional given ``W_i``.
     lengthscale, hmc_steps_h, hmc_steps_omega, hmc_steps_joint, target_accept, init_step_size
         Not in the paper: the ``"gaussian"`` spectrum ``ω ~ N(0, I/ℓ²)`` (None: ℓ = √m) and the
         leapfrog steps / dual-averaging target / initial step of the HMC blocks for H, Ω and the

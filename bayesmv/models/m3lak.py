@@ -237,11 +237,6 @@ class M3LAKConfig:
             raise ValueError(f"M3LAKConfig.dp_update must be one of {DP_UPDATES}; got {self.dp_update!r}")
         if self.noise not in NOISE_MODELS:
             raise ValueError(f"M3LAKConfig.noise must be one of {NOISE_MODELS}; got {self.noise!r}")
-        if self.noise == "feature" and self.precision_update == "collapsed":
-            raise ValueError(
-                "M3LAKConfig.noise='feature' needs precision_update='conditional' (the collapsed (r, tau) "
-                "move is written for one noise precision per view)"
-            )
         unknown = set(self.fixed_blocks) - set(FIXABLE_BLOCKS)
         if not isinstance(self.fixed_blocks, tuple) or unknown:
             raise ValueError(

@@ -256,7 +256,8 @@ def _tempered_noise_prior(config: M3LAKConfig, temper, n_entries):
 def _update_lvm(keys, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, flag, temper):
     """Blocks 6–9, view by view: ``U``, ``[W V]``, ``r``, ``τ`` (or, with
     ``precision_update="collapsed"``, ``U`` then ``(r, τ)`` with ``[W V]`` integrated out, then
-    ``[W V]``), each view's likelihood raised to ``temper``: the blocks given ``τ`` see ``temper·τ``,
+    ``[W V]``; with ``noise="feature"`` as well, ``U``, then ``τ`` with ``[W V]`` integrated out,
+    ``[W V]``, ``r``), each view's likelihood raised to ``temper``: the blocks given ``τ`` see ``temper·τ``,
     and ``τ`` is drawn from its tempered conditional (:func:`_tempered_noise_prior`). ``keys``: four
     keys (``U``, ``[W V]``, ``r``, ``τ``). Returns ``(latent, flag)``."""
     nV = len(data.Xs)
@@ -264,6 +265,7 @@ def _update_lvm(keys, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig,
     kUV = jax.random.split(jax.random.fold_in(keys[0], 1), nV)
     Us, Ws, Vs, rs, taus = [], [], [], [], []
     collapsed = config.precision_update == "collapsed"
+    per_feature = config.noise == "feature"
     view_tau = _view_noise(latent, data)
     for i in range(nV):
         X, o = data.Xs[i], data.obs[:, i]
@@ -279,7 +281,13 @@ def _update_lvm(keys, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig,
             U = cond.sample_u_conditional(kU[i], X, latent.H, W, Vv, tau_i, o)
         U, flag = _guard(U, latent.Us[i], 6, flag)
         r_i = latent.r[i]
-        if collapsed:  # (r, τ, [W V]) jointly: r and τ with [W V] integrated out
+        if collapsed and per_feature:  # (τ, [W V]) jointly: τ with [W V] integrated out
+            a_tau, b_tau = _tempered_noise_prior(config, temper, jnp.sum(o))
+            new = cond.sample_feature_noise_collapsed(
+                kt[i], X, latent.H, U, r_i, tau_i, config.eta, o, a_tau, b_tau
+            )
+            tau_i, flag = _guard(new, tau_i, 9, flag)
+        elif collapsed:  # (r, τ, [W V]) jointly: r and τ with [W V] integrated out
             a_tau, b_tau = _tempered_noise_prior(config, temper, jnp.sum(o) * X.shape[1])
             new = cond.sample_precisions_collapsed(
                 kt[i], X, latent.H, U, r_i, tau_i, config.eta, o, config.a_r, config.b_r, a_tau, b_tau
@@ -287,11 +295,12 @@ def _update_lvm(keys, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig,
             (r_i, tau_i), flag = _guard(new, (r_i, tau_i), 9, flag)
         W_new, V_new = cond.sample_wv_conditional(kWV[i], X, latent.H, U, r_i, config.eta, tau_i, o)
         (W, Vv), flag = _guard((W_new, V_new), (W, Vv), 7, flag)
-        if not collapsed:
+        if not collapsed or per_feature:
             new = cond.sample_r_conditional(kr[i], W, config.a_r, config.b_r)
             r_i, flag = _guard(new, r_i, 8, flag)
+        if not collapsed:
             new = cond.sample_tau_conditional(
-                kt[i], X, latent.H, U, W, Vv, o, config.a_tau, config.b_tau, config.noise == "feature", temper
+                kt[i], X, latent.H, U, W, Vv, o, config.a_tau, config.b_tau, per_feature, temper
             )
             tau_i, flag = _guard(temper * new, tau_i, 9, flag)
         Us.append(U), Ws.append(W), Vs.append(Vv), rs.append(r_i), taus.append(tau_i / temper)
