@@ -94,7 +94,7 @@ def evaluate(params, tasks, quick):
     accs, briers, times, rhats, rhats_tau = [], [], [], [], []
     params = dict(params)
     params["niw_nu0"] = float(params.pop("niw_nu0_per_latent") * params["n_latent"])
-    for k, (_, Xtr, Xte, ytr, yte) in enumerate(tasks):
+    for k, (name, Xtr, Xte, ytr, yte) in enumerate(tasks):
         kw = dict(params, num_chains=CHAINS, random_state=k)
         if quick:
             kw.update(num_warmup=30, num_samples=30)
@@ -106,6 +106,11 @@ def evaluate(params, tasks, quick):
         briers.append(np.mean((proba - yte) ** 2))
         decision, tau = model.convergence_report().variables
         rhats.append(decision.r_hat), rhats_tau.append(tau.r_hat)
+        print(
+            f"    {name}: accuracy {accs[-1]:.4f}  Brier {briers[-1]:.4f}  fit {times[-1]:5.1f} s  "
+            f"r-hat decision {decision.r_hat:.3f} tau {tau.r_hat:.3f}",
+            flush=True,
+        )
     return tuple(float(np.mean(x)) for x in (accs, briers, times, rhats, rhats_tau))
 
 
