@@ -292,58 +292,63 @@ def _mfeat_split(views, task, split, n_train):
     return train_test_split_views(Xs, y, test_size=len(y) - n_train, random_state=split)
 
 
-def part_b(cfg):
-    """Every method on every (task, views, split); returns ``{method: {(task, views): [per split]}}``."""
-    results = {}
-    fits = {}  # rows whose estimators have equal parameters share one fit
+def _mfeat_splits(cfg):
+    """``(label, split, (Xtr, Xte, ytr, yte))`` for every task, view set and split of ``cfg``."""
     first = cfg["first_split"]
     for task in cfg["tasks"]:
         for views in cfg["view_sets"]:
             label = (task, "+".join(views) if views else "all 6")
             for split in range(first, first + cfg["splits"]):
-                Xtr, Xte, ytr, yte = _mfeat_split(views, task, split, cfg["n_train"])
-                record = lambda name, **r: results.setdefault(name, {}).setdefault(label, []).append(r)  # noqa: E731
-                for name, row in cfg.get("m3lak_rows", M3LAK_ROWS).items():
-                    est = _m3lak_estimator(row, cfg, split)
-                    key = (label, split, repr(sorted(est.get_params().items())))
-                    if key not in fits:
-                        t0 = time.perf_counter()
-                        model = est.fit(Xtr, ytr)
-                        proba = model.predict_proba(Xte)[:, 1]
-                        rhat, ess = _convergence(model)
-                        fits[key] = dict(
-                            acc=float(np.mean((proba > 0.5) == yte)),
-                            brier=_brier(proba, yte),
-                            t=time.perf_counter() - t0,
-                            rhat=rhat,
-                            ess=ess,
-                            latent=_latent_svc_accuracy(model, Xtr, ytr, Xte, yte, split),
-                        )
-                    record(name, **fits[key])
-                Ztr, Zte = standardize_views(Xtr, Xte)
-                Ztr, Zte = np.hstack(Ztr), np.hstack(Zte)
-                for name, make in (
-                    ("SVC (tuned, Platt)", lambda: _svc(Ztr, ytr, split)[0]),
-                    ("GP classifier", lambda: _gpc(Ztr, ytr, split)),
-                ):
-                    t0 = time.perf_counter()
-                    clf = make()
-                    p = clf.predict_proba(Zte)[:, 1]
-                    record(
-                        name,
-                        acc=float(np.mean((p > 0.5) == yte)),
-                        brier=_brier(p, yte),
-                        t=time.perf_counter() - t0,
-                    )
-                print(
-                    f"  {label[0]} {label[1]} split {split}: "
-                    + " | ".join(
-                        f"{n} {r[label][-1]['acc']:.3f}/{r[label][-1]['brier']:.3f}"
-                        + (f" (r-hat {r[label][-1]['rhat']:.3f})" if "rhat" in r[label][-1] else "")
-                        for n, r in results.items()
-                    ),
-                    flush=True,
+                yield label, split, _mfeat_split(views, task, split, cfg["n_train"])
+
+
+def part_b(cfg):
+    """Every method on every (task, views, split); returns ``{method: {(task, views): [per split]}}``."""
+    results = {}
+    fits = {}  # rows whose estimators have equal parameters share one fit
+    for label, split, (Xtr, Xte, ytr, yte) in _mfeat_splits(cfg):
+        record = lambda name, **r: results.setdefault(name, {}).setdefault(label, []).append(r)  # noqa: E731
+        for name, row in cfg.get("m3lak_rows", M3LAK_ROWS).items():
+            est = _m3lak_estimator(row, cfg, split)
+            key = (label, split, repr(sorted(est.get_params().items())))
+            if key not in fits:
+                t0 = time.perf_counter()
+                model = est.fit(Xtr, ytr)
+                proba = model.predict_proba(Xte)[:, 1]
+                rhat, ess = _convergence(model)
+                fits[key] = dict(
+                    acc=float(np.mean((proba > 0.5) == yte)),
+                    brier=_brier(proba, yte),
+                    t=time.perf_counter() - t0,
+                    rhat=rhat,
+                    ess=ess,
+                    latent=_latent_svc_accuracy(model, Xtr, ytr, Xte, yte, split),
                 )
+            record(name, **fits[key])
+        Ztr, Zte = standardize_views(Xtr, Xte)
+        Ztr, Zte = np.hstack(Ztr), np.hstack(Zte)
+        for name, make in (
+            ("SVC (tuned, Platt)", lambda: _svc(Ztr, ytr, split)[0]),
+            ("GP classifier", lambda: _gpc(Ztr, ytr, split)),
+        ):
+            t0 = time.perf_counter()
+            clf = make()
+            p = clf.predict_proba(Zte)[:, 1]
+            record(
+                name,
+                acc=float(np.mean((p > 0.5) == yte)),
+                brier=_brier(p, yte),
+                t=time.perf_counter() - t0,
+            )
+        print(
+            f"  {label[0]} {label[1]} split {split}: "
+            + " | ".join(
+                f"{n} {r[label][-1]['acc']:.3f}/{r[label][-1]['brier']:.3f}"
+                + (f" (r-hat {r[label][-1]['rhat']:.3f})" if "rhat" in r[label][-1] else "")
+                for n, r in results.items()
+            ),
+            flush=True,
+        )
     _print_part_b(cfg, results)
     return results
 
@@ -393,22 +398,17 @@ def part_c(cfg):
     """The tuned SVC's test accuracy on the raw views and on each latent of Part C, per task over
     the splits; returns ``{method: {(task, views): [accuracy per split]}}``."""
     results = {}
-    first = cfg["first_split"]
-    for task in cfg["tasks"]:
-        for views in cfg["view_sets"]:
-            label = (task, "+".join(views) if views else "all 6")
-            for split in range(first, first + cfg["splits"]):
-                Xtr, Xte, ytr, yte = _mfeat_split(views, task, split, cfg["n_train"])
-                Ztr, Zte = (np.hstack(Z) for Z in standardize_views(Xtr, Xte))
-                inputs = {"raw views": (Ztr, Zte)}
-                for name in ("PCA", "FA"):
-                    for m in cfg["ceiling_sizes"]:
-                        latent = _latents(name, m, split).fit(Ztr)
-                        inputs[f"{name} m={m}"] = (latent.transform(Ztr), latent.transform(Zte))
-                for method, (Ftr, Fte) in inputs.items():
-                    svc, _ = _svc(Ftr, ytr, split)
-                    acc = float(np.mean(svc.predict(Fte) == yte))
-                    results.setdefault(method, {}).setdefault(label, []).append(acc)
+    for label, split, (Xtr, Xte, ytr, yte) in _mfeat_splits(cfg):
+        Ztr, Zte = (np.hstack(Z) for Z in standardize_views(Xtr, Xte))
+        inputs = {"raw views": (Ztr, Zte)}
+        for name in ("PCA", "FA"):
+            for m in cfg["ceiling_sizes"]:
+                latent = _latents(name, m, split).fit(Ztr)
+                inputs[f"{name} m={m}"] = (latent.transform(Ztr), latent.transform(Zte))
+        for method, (Ftr, Fte) in inputs.items():
+            svc, _ = _svc(Ftr, ytr, split)
+            acc = float(np.mean(svc.predict(Fte) == yte))
+            results.setdefault(method, {}).setdefault(label, []).append(acc)
     print(
         "\nC. latent ceiling: tuned SVC on an m-dimensional latent of the standardised views "
         "(PCA whitened: isotropic noise; FA: per-feature noise), Part B's tasks and splits"
