@@ -859,19 +859,19 @@ def test_collapsed_feature_noise_densities_match_brute_force(tiny, r0):
     """noise="feature" with ``[W V]`` integrated out: the closed-form density of each ``log τ_d``
     (one eigendecomposition for all features) differs between any two values as the dense
     Gaussian marginal of feature d's column does (plus the log-scale Jacobian)."""
-    from bayesmv.inference.conditionals import _collapsed_statistics, _feature_noise_log_density
+    from bayesmv.inference.conditionals import _collapsed_statistics, _feature_noise_log_densities
 
     t = tiny
     a_t, b_t, eta = 0.5, 0.2, 3.0
     X, H, U, o = (jnp.asarray(t[k]) for k in ("X", "H", "U", "obs"))
     stats = _collapsed_statistics(X, H, U, o)
-    ours = _feature_noise_log_density(
+    density, (C_t, sq) = _feature_noise_log_densities(
         jnp.log(jnp.asarray(r0)), stats, eta, a_t, b_t, jnp.sum(X**2, 0), jnp.sum(o)
     )
     values = np.log([1e-4, 0.05, 1.0, 30.0, 1e4])
     for d in range(t["D"]):
         brute = _feature_noise_brute_log_density(t, np.asarray(r0), eta, a_t, b_t, d)
-        got = [float(ours(d, s)) for s in values]
+        got = [float(density(C_t[d], sq[d])(s)) for s in values]
         want = brute(np.exp(values)) + values
         np.testing.assert_allclose(np.diff(got), np.diff(want), rtol=1e-9, atol=1e-7)
 

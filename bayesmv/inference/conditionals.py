@@ -269,13 +269,19 @@ def _noise_log_density(log_r, stats, eta, a_tau, b_tau):
     return _closed_noise_log_density(lam, jnp.sum(C, axis=1), sq, n_entries, ZtX.shape[1], a_tau, b_tau)
 
 
-def _feature_noise_log_density(log_r, stats, eta, a_tau, b_tau, sq, n_obs):
-    """``(d, s) ↦ log p(log τ_d = s | r, H, U_i, x_d)`` + const, one precision per feature
-    (``noise="feature"``) with ``[W_i V_i]`` integrated out: each column ``x_d ~ N(0, τ_d⁻¹I +
-    Z A⁻¹ Zᵀ)`` on its own (``sq`` the columns' ``‖x_d‖²``, ``n_obs`` the observed rows), all from
-    one eigendecomposition; eq. 14's Gamma prior included."""
+def _feature_noise_log_densities(log_r, stats, eta, a_tau, b_tau, sq, n_obs):
+    """One ``s ↦ log p(log τ_d = s | r, H, U_i, x_d)`` + const per feature, as
+    ``(density, columns)``: one precision per feature (``noise="feature"``) with ``[W_i V_i]``
+    integrated out, each column ``x_d ~ N(0, τ_d⁻¹I + Z A⁻¹ Zᵀ)`` on its own (``sq`` the columns'
+    ``‖x_d‖²``, ``n_obs`` the observed rows), all from one eigendecomposition; eq. 14's Gamma prior
+    included. ``density(c_d, sq_d)`` is feature d's density from ``columns = (C.T, sq)``, so that
+    a vmap over the features hands each its own column once."""
     lam, C = _noise_spectrum(log_r, stats, eta)
-    return lambda d, s: _closed_noise_log_density(lam, C[:, d], sq[d], n_obs, 1, a_tau, b_tau)(s)
+
+    def density(c_d, sq_d):
+        return _closed_noise_log_density(lam, c_d, sq_d, n_obs, 1, a_tau, b_tau)
+
+    return density, (C.T, sq)
 
 
 def sample_feature_noise_collapsed(key, X, H, U, r, tau, eta, obs, a_tau, b_tau):
@@ -284,15 +290,15 @@ def sample_feature_noise_collapsed(key, X, H, U, r, tau, eta, obs, a_tau, b_tau)
     ``r``, so all at once). Follow it by :func:`sample_wv_conditional` at the new ``τ_i``: together
     a draw of ``(τ_i, W_i, V_i)`` given ``r_i``."""
     stats = _collapsed_statistics(X, H, U, obs)
-    density = _feature_noise_log_density(
+    density, (C_t, sq) = _feature_noise_log_densities(
         jnp.log(r), stats, eta, a_tau, b_tau, jnp.sum(X**2, axis=0), jnp.sum(obs)
     )
 
-    def one(k, d, log_tau_d):
-        return slice_step(k, log_tau_d, lambda s: density(d, s))
+    def one(k, c_d, sq_d, log_tau_d):
+        return slice_step(k, log_tau_d, density(c_d, sq_d))
 
-    D = X.shape[1]
-    return jnp.exp(jax.vmap(one)(jax.random.split(key, D), jnp.arange(D), jnp.log(tau)))
+    keys = jax.random.split(key, X.shape[1])
+    return jnp.exp(jax.vmap(one)(keys, C_t, sq, jnp.log(tau)))
 
 
 def sample_precisions_collapsed(key, X, H, U, r, tau, eta, obs, a_r, b_r, a_tau, b_tau):
