@@ -134,17 +134,30 @@ def sample_wv_conditional(key, X, H, U, r, eta, tau, obs):
     """[W_i V_i] | · jointly (DESIGN §5, replaces eqs. 11–12): the rows of ``B = [W V]`` are
     independent ``N(P_d^{-1} τ_d Zᵀ x_{·d}, P_d^{-1})`` with ``P_d = diag(r, η·1) + τ_d ZᵀZ``,
     ``Z = [H U]`` over the observed rows; ``tau`` a scalar (one Cholesky for all rows) or ``(D,)``
-    (one precision and one Cholesky per feature). Returns ``(W, V)``."""
+    (one precision per feature, all from one eigendecomposition: :func:`_feature_gaussians`).
+    Returns ``(W, V)``."""
     m = H.shape[1]
     Z = jnp.concatenate([H, U], axis=1) * obs[:, None]
-    prior = jnp.diag(jnp.concatenate([r, jnp.full((U.shape[1],), eta, dtype=H.dtype)]))
+    prior = jnp.concatenate([r, jnp.full((U.shape[1],), eta, dtype=H.dtype)])
     ZtZ, ZtX = Z.T @ Z, Z.T @ X  # (m+K, m+K), (m+K, D); X rows of missing views are zero
     if jnp.ndim(tau) == 0:
-        B = gaussian_from_precision(key, prior + tau * ZtZ, tau * ZtX).T  # (D, m+K)
+        B = gaussian_from_precision(key, jnp.diag(prior) + tau * ZtZ, tau * ZtX).T  # (D, m+K)
     else:
-        keys = jax.random.split(key, X.shape[1])
-        B = jax.vmap(gaussian_from_precision)(keys, prior + tau[:, None, None] * ZtZ, (ZtX * tau).T)
+        B = _feature_gaussians(key, prior, ZtZ, ZtX, tau)
     return B[:, :m], B[:, m:]
+
+
+def _feature_gaussians(key, prior, ZtZ, ZtX, tau):
+    """One draw per column ``d`` of ``N(P_d⁻¹ τ_d Zᵀx_d, P_d⁻¹)``, ``P_d = diag(prior) + τ_d ZᵀZ``,
+    as ``(D, p)``. With ``S = diag(prior)^½`` and ``S⁻¹ZᵀZS⁻¹ = QΛQᵀ``, ``P_d = SQ(I + τ_dΛ)QᵀS``:
+    one ``p × p`` eigendecomposition for every feature instead of one Cholesky each."""
+    s = jnp.sqrt(prior)
+    lam, Q = jnp.linalg.eigh(ZtZ / jnp.outer(s, s))
+    lam = jnp.maximum(lam, 0.0)  # ZᵀZ is positive semi-definite; clip round-off below zero
+    shrink = 1.0 / (1.0 + tau[None, :] * lam[:, None])  # (p, D): (I + τ_dΛ)⁻¹ per column
+    proj = Q.T @ (ZtX / s[:, None])  # Qᵀ S⁻¹ Zᵀx_d
+    eps = jax.random.normal(key, proj.shape, dtype=proj.dtype)
+    return ((Q @ (shrink * tau * proj + jnp.sqrt(shrink) * eps)) / s[:, None]).T
 
 
 def sample_r_conditional(key, W, a_r, b_r):
