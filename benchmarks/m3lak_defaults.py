@@ -25,7 +25,7 @@ Run: ``python benchmarks/m3lak_defaults.py [--quick] [--steps NAME ...] [--views
 (``--quick``: one task, short chains; ``--steps``: only these steps, starting from the estimator's
 defaults instead of the paper's setting, to re-check one choice without the whole search;
 ``--setting``: evaluate the estimator's defaults with these parameters changed, and nothing else,
-e.g. ``noise=feature a_tau=2 n_latent=20``;
+e.g. ``noise=feature a_tau=2 b_tau=1 n_latent=20``;
 ``--views``: other view sets for the selection tasks, e.g. ``fou+kar all``: the accuracy
 benchmark's views, under labels that it does not test).
 """
@@ -180,6 +180,8 @@ def parse_setting(items):
         key, sep, text = item.partition("=")
         if not sep or not key:
             raise ValueError(f"--setting takes KEY=VALUE; got {item!r}")
+        if key == "niw_nu0":  # evaluate() sets ν0 from niw_nu0_per_latent and n_latent
+            raise ValueError("--setting: give niw_nu0_per_latent (ν0 / m), not niw_nu0")
         try:
             out[key] = ast.literal_eval(text)
         except (ValueError, SyntaxError):
@@ -202,7 +204,8 @@ def evaluate_setting(setting, quick=False, view_sets=VIEWS):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one task, short chains (a smoke run)")
-    parser.add_argument(
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
         "--steps",
         nargs="+",
         choices=[name for name, _ in STEPS],
@@ -215,7 +218,7 @@ def main(argv=None):
         help="view sets of the selection tasks, e.g. fac+zer fou+kar all (all: the six views); "
         "default: " + " ".join("+".join(v) for v in VIEWS),
     )
-    parser.add_argument(
+    mode.add_argument(
         "--setting",
         nargs="+",
         metavar="KEY=VALUE",
