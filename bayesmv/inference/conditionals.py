@@ -1,7 +1,9 @@
 """Conjugate Gibbs conditionals of M3LAK (paper eqs. 1, 2, 10–14 with the DESIGN §5 errata).
 
 Each function is pure and jit-able: ``sample_*_conditional(key, ...) -> draw``. Precision
-matrices are factorised with one Cholesky each; no explicit inverses. float64 throughout.
+matrices are factorised with one Cholesky each (the per-feature ``[W V]`` draw and the collapsed
+noise densities: one eigendecomposition per view for all features); no explicit inverses.
+float64 throughout.
 """
 
 from __future__ import annotations
