@@ -30,7 +30,7 @@ uses, which the test points' latents, inferred from their views, cannot follow.
 ``niw_psi0_prior``); the DP rows then print ψ's posterior mean. ``--no-spectral-scale-moves``
 turns off the estimator's move of the spectrum's overall scale ``(Ω, ψ)`` (on by default),
 ``--dp-relocation-moves`` turns on its relocation of single frequencies between the DP's
-components.
+components, ``--dp-sign-moves`` its draw of each frequency's sign with its slot.
 
 ``--n-features D`` gives each view ``D`` features (default ``N_FEATURES = 10``): with ``D = 30``
 the estimator's own ``n_latent=14`` is below every view's feature count, so ``--n-features 30
@@ -39,7 +39,7 @@ moves the fast wave to ``cos(F h_2)`` (default 4).
 
 Run: ``python benchmarks/m3lak_spectrum.py [--splits 5] [--n-latent m] [--n-features D]
 [--fast-frequency F] [--hmc-steps-joint N] [--niw-psi0-prior A B] [--no-spectral-scale-moves]
-[--dp-relocation-moves] [--quick]``.
+[--dp-relocation-moves] [--dp-sign-moves] [--quick]``.
 """
 
 from __future__ import annotations
@@ -121,6 +121,9 @@ def main():
     ap.add_argument(
         "--dp-relocation-moves", action="store_true", help="relocate frequencies between DP components"
     )
+    ap.add_argument(
+        "--dp-sign-moves", action="store_true", help="draw each frequency's sign with its DP slot"
+    )
     ap.add_argument("--n-features", type=int, default=N_FEATURES, help="features per view")
     ap.add_argument("--fast-frequency", type=float, default=4.0, help="the fast wave's frequency")
     ap.add_argument("--quick", action="store_true", help="one split, 2 short chains (a smoke run)")
@@ -134,6 +137,8 @@ def main():
     dp_only = {"spectral_scale_moves": False} if args.no_spectral_scale_moves else {}
     if args.dp_relocation_moves:
         dp_only["dp_relocation_moves"] = True
+    if args.dp_sign_moves:
+        dp_only["dp_sign_moves"] = True
     print(
         f"cosines task (fast wave {args.fast_frequency:g}, {args.n_features} features per view), "
         f"{N_TRAIN} train / {N_TEST} test, n_latent={args.n_latent}, "

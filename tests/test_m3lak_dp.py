@@ -28,6 +28,7 @@ from bayesmv.inference.dp import (
     niw_statistics,
     sample_niw_scale,
     sample_spectral_scale,
+    signed_assignments,
     spectral_scale_log_density,
     split_merge_step,
 )
@@ -69,13 +70,13 @@ def _log_evidence(X, psi0=PSI0):
     )
 
 
-def _log_joint(z, n_slots):
+def _log_joint(z, n_slots, omega=OMEGA):
     """log p(z, Ω) on a table of n_slots slots: E over the sticks of Π ϖ_{z_j} (independent Beta
     posteriors) times each slot's evidence."""
     counts = np.bincount(z, minlength=n_slots)
     after = np.cumsum(counts[::-1])[::-1] - counts
     log_prior = np.sum(betaln(1 + counts, ALPHA + after) - betaln(1, ALPHA))
-    return log_prior + sum(_log_evidence(OMEGA[z == k]) for k in range(n_slots))
+    return log_prior + sum(_log_evidence(omega[z == k]) for k in range(n_slots))
 
 
 def test_predictive_is_the_multivariate_t():
@@ -197,6 +198,51 @@ def test_a_spurious_component_closes_at_m20():
     omega = jnp.asarray(_cluster(1, N_FREQ, 0.0))
     z = _run(jnp.asarray(np.arange(N_FREQ) % 2, jnp.int32), omega)
     assert len(np.unique(z)) == 1
+
+
+def test_signed_scan_draws_the_first_sign_and_slot_from_the_normalised_joint():
+    """The scan visits ω_0 first, so its (s_0, z_0) is one draw of p(s_0, z_0 | z_{-0}, Ω_{-0}):
+    the joint p(z, Ω) of a 40-slot table (mass beyond it < 1e-12) with ω_0 read as ±ω_0. 20,000
+    scans from one state against it by a chi-square test at the 0.1% level (cells with expected
+    count < 5 pooled); the mirror image must get at least 5% of the draws."""
+    z = np.array([0, 0, 1, 3, 0])
+    K, n = 40, 20_000
+    log_p = np.empty((2, K))
+    for i, sign in enumerate((1.0, -1.0)):
+        omega = OMEGA.copy()
+        omega[0] *= sign
+        for k in range(K):
+            log_p[i, k] = _log_joint(np.r_[k, z[1:]], K, omega)
+    expected = n * np.exp(log_p - np.logaddexp.reduce(log_p.ravel())).ravel()
+    scan = jax.jit(
+        jax.vmap(lambda k: signed_assignments(k, jnp.asarray(z), jnp.asarray(OMEGA), K, ALPHA, *PRIOR))
+    )
+    zs, signs, overflow = (np.asarray(a) for a in scan(jax.random.split(jax.random.PRNGKey(1), n)))
+    assert not overflow.any()
+    observed = np.bincount((signs[:, 0] < 0) * K + zs[:, 0], minlength=2 * K)
+    big = expected >= 5
+    chi2 = np.sum((observed[big] - expected[big]) ** 2 / expected[big]) + (
+        (observed[~big].sum() - expected[~big].sum()) ** 2 / expected[~big].sum()
+    )
+    assert st.chi2(big.sum()).sf(chi2) > 1e-3
+    assert 0.05 < np.mean(signs[:, 0] < 0) < 0.95
+
+
+def test_signed_scan_lets_a_mirror_image_join_its_component_at_m20():
+    """m = 20: 59 frequencies near 1 (every coordinate) and one near -1, each group in its own
+    component to start with: the signed scan flips the lone one into the cluster; the unsigned
+    scan keeps it apart."""
+    start = jnp.asarray(np.r_[np.zeros(N_FREQ - 1), 1], jnp.int32)
+    omega0 = jnp.asarray(np.vstack([_cluster(4, N_FREQ - 1, 1.0), -_cluster(5, 1, 1.0)]))
+    scan = jax.jit(lambda k, z, om: signed_assignments(k, z, om, 50, 1.0, *PRIOR_BIG))
+    z, omega, signs = start, omega0, np.ones(N_FREQ)
+    for i in range(5):
+        z, s, overflow = scan(jax.random.PRNGKey(i), z, omega)
+        omega, signs = s[:, None] * omega, signs * np.asarray(s)
+        assert not bool(overflow)
+    assert len(np.unique(np.asarray(z))) == 1 and signs[-1] == -1 and np.all(signs[:-1] == 1)
+    unsigned = _run(start, omega0, sweeps=5)
+    assert unsigned[-1] != unsigned[0]
 
 
 def test_update_draws_sticks_and_components_given_the_new_assignments():
@@ -404,3 +450,29 @@ def test_spectral_scale_moves_need_the_dp_spectrum():
     for flag in (True, False):  # a move of the DP spectrum: the Gaussian spectrum ignores it
         params = M3LAKClassifier(spectral_prior="gaussian", spectral_scale_moves=flag).get_params()
         assert not model_config(params).spectral_scale_moves
+
+
+def test_sign_moves_need_the_collapsed_dp_update():
+    from bayesmv import M3LAKClassifier
+    from bayesmv.m3lak.settings import model_config
+    from bayesmv.models import M3LAKConfig
+
+    for bad in ({"spectral_prior": "gaussian"}, {"dp_update": "slice"}):
+        with pytest.raises(ValueError, match="dp_sign_moves"):
+            M3LAKConfig(**bad, dp_sign_moves=True).validate()
+    assert not model_config(M3LAKClassifier().get_params()).dp_sign_moves  # the default
+    assert model_config(M3LAKClassifier(dp_sign_moves=True).get_params()).dp_sign_moves
+
+
+def test_mirrored_frequencies_keep_every_decision_value():
+    """The sign move's map: ``(s_j ω_j, β_{sin,j} s_j)`` changes no decision value (a wrong map
+    that flips ``ω_j`` alone does), so the move's acceptance is the DP's density alone."""
+    from bayesmv.models import decision_values, mirror_frequencies
+
+    rng = np.random.default_rng(3)
+    H, omega, beta = (jnp.asarray(rng.normal(size=s)) for s in ((7, 3), (5, 3), (11,)))
+    signs = jnp.asarray([1.0, -1.0, -1.0, 1.0, -1.0])
+    mirrored = mirror_frequencies(omega, beta, signs)
+    np.testing.assert_allclose(decision_values(H, *mirrored), decision_values(H, omega, beta), rtol=1e-12)
+    np.testing.assert_array_equal(mirrored[0], signs[:, None] * omega)
+    assert np.max(np.abs(decision_values(H, mirrored[0], beta) - decision_values(H, omega, beta))) > 0.1

@@ -6,7 +6,8 @@ pseudo-likelihood ℓ ≤ 1 does not normalise over y, so y is held fixed and θ
 p0(θ)ℓ(y|θ)/Z by exact rejection sampling from the prior; the same for the logistic likelihood,
 whose joint (β, Ω) move is then covered too, and with one noise precision per feature,
 ``noise="feature"`` (each moved with ``[W V]`` integrated out), a Gamma prior on the NIW scale
-ψ and the frequency relocation move (``dp_relocation_moves``), there with two passes of Ω and
+ψ, the frequency relocation move (``dp_relocation_moves``) and the frequencies' sign move
+(``dp_sign_moves``), there with two passes of Ω and
 the DP per sweep (``kernel_passes=2``); the latent-axis scale and shear
 moves are on in every configuration, the spectral-scale move of (Ω, ψ) in every DP one; the DP
 assignments are collapsed, with the slice sampler in one configuration). The
@@ -88,6 +89,7 @@ CONFIGS = {
         precision_update="collapsed",  # τ with [W V] integrated out, r given W
         niw_psi0_prior=(3.0, 3.0),
         dp_relocation_moves=True,
+        dp_sign_moves=True,
         kernel_passes=2,
     ),
 }

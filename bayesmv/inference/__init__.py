@@ -19,6 +19,7 @@ from .dp import (
     dp_prior_draw,
     dp_slice_update,
     sample_niw,
+    signed_assignments,
 )
 from .hmc import joint_hmc_step, rowwise_hmc_step
 from .latent_axes import move_latent_axes
@@ -69,5 +70,6 @@ __all__ = [
     "sample_u_conditional",
     "sample_v_conditional",
     "sample_wv_conditional",
+    "signed_assignments",
     "sweep_outputs",
 ]

@@ -49,6 +49,7 @@ __all__ = [
     "sample_from_components",
     "sample_niw_scale",
     "sample_spectral_scale",
+    "signed_assignments",
     "spectral_scale_log_density",
     "split_merge_step",
     "sample_niw",
@@ -276,6 +277,37 @@ def assignment_logits(x, stats: NIWStatistics, log_prior_pred, alpha, kappa0, nu
     return jnp.concatenate([log_w + log_pred, (log_rest + log_prior_pred)[None]])
 
 
+def _assignment_scan(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0, signed):
+    """One systematic scan of ``z_j | z_{-j}, Ω`` (``signed``: of ``(s_j, z_j)``, ``ω_j`` read as
+    ``s_j ω_j``) with the sticks and the components integrated out. Returns ``(z, signs,
+    overflow)``."""
+    stats = niw_statistics(z, omega, n_slots, mu0, kappa0, nu0, psi0)
+    prior = niw_statistics(jnp.zeros(0, jnp.int32), omega[:0], 1, mu0, kappa0, nu0, psi0)
+    prior_pred = jax.vmap(lambda x: niw_predictive_log_density(x, prior, kappa0, nu0)[0])
+    log_prior_pred = prior_pred(omega)
+    mirror_prior_pred = prior_pred(-omega) if signed else None
+    keys = jax.random.split(key, z.shape[0])
+
+    def visit(j, carry):
+        z, s, stats, overflow = carry
+        stats = _rank_one(stats, z[j], omega[j], -1.0, kappa0)
+        logits = assignment_logits(omega[j], stats, log_prior_pred[j], alpha, kappa0, nu0)
+        if signed:  # slots for +ω_j, then for -ω_j
+            mirror = assignment_logits(-omega[j], stats, mirror_prior_pred[j], alpha, kappa0, nu0)
+            logits = jnp.concatenate([logits, mirror])
+        pick = jax.random.categorical(keys[j], logits)
+        sign = jnp.where(pick > n_slots, -1.0, 1.0).astype(omega.dtype)
+        k = pick % (n_slots + 1)
+        overflow = overflow | (k == n_slots)
+        k = jnp.minimum(k, n_slots - 1).astype(z.dtype)
+        stats = _rank_one(stats, k, sign * omega[j], 1.0, kappa0)
+        return z.at[j].set(k), s.at[j].set(sign), stats, overflow
+
+    start = (z, jnp.ones(z.shape, omega.dtype), stats, jnp.zeros((), bool))
+    z, s, _, overflow = jax.lax.fori_loop(0, z.shape[0], visit, start)
+    return z, s, overflow
+
+
 def collapsed_assignments(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0):
     """One systematic scan of ``z_j | z_{-j}, Ω`` with the sticks and the components integrated
     out (Neal 2000, Algorithm 3, on the labelled stick-breaking table):
@@ -283,24 +315,20 @@ def collapsed_assignments(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0)
     empty slot offers the prior predictive rather than one fresh NIW draw. Choosing the mass
     beyond the table sets the returned ``overflow`` flag (the frequency then goes to the last
     slot)."""
-    stats = niw_statistics(z, omega, n_slots, mu0, kappa0, nu0, psi0)
-    prior = niw_statistics(jnp.zeros(0, jnp.int32), omega[:0], 1, mu0, kappa0, nu0, psi0)
-    log_prior_pred = jax.vmap(lambda x: niw_predictive_log_density(x, prior, kappa0, nu0)[0])(omega)
-    keys = jax.random.split(key, z.shape[0])
-
-    def visit(j, carry):
-        z, stats, overflow = carry
-        x = omega[j]
-        stats = _rank_one(stats, z[j], x, -1.0, kappa0)
-        k = jax.random.categorical(
-            keys[j], assignment_logits(x, stats, log_prior_pred[j], alpha, kappa0, nu0)
-        )
-        overflow = overflow | (k == n_slots)
-        k = jnp.minimum(k, n_slots - 1).astype(z.dtype)
-        return z.at[j].set(k), _rank_one(stats, k, x, 1.0, kappa0), overflow
-
-    z, _, overflow = jax.lax.fori_loop(0, z.shape[0], visit, (z, stats, jnp.zeros((), bool)))
+    z, _, overflow = _assignment_scan(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0, False)
     return z, overflow
+
+
+def signed_assignments(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0):
+    """As :func:`collapsed_assignments`, but each visit draws the sign ``s_j`` of ``ω_j`` with its
+    slot: ``p(s_j, z_j = k | ·) ∝ E[ϖ_k | z_{-j}] · p(s_j ω_j | ω's in slot k)`` over ``s_j = ±1``.
+    Not in the paper: the random Fourier features of ``-ω_j`` are those of ``ω_j`` with the sine
+    negated, so flipping ``ω_j`` with its sine weight ``β_{sin,j}`` changes neither the labels'
+    likelihood nor ``β``'s zero-mean Gaussian prior, only the DP's density of ``ω_j``; the draw is
+    then the Gibbs conditional of ``(s_j, z_j)`` on that two-point orbit. A frequency whose mirror
+    image sits in another component can join it without crossing the origin. Returns ``(z, signs,
+    overflow)``: apply ``signs`` to the rows of ``Ω`` and to the sine weights of ``β``."""
+    return _assignment_scan(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0, True)
 
 
 def _log_labelled_prior(counts, alpha):

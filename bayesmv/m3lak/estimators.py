@@ -213,6 +213,12 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         not free such a chain, nor one that fits the training labels through latent columns no
         view uses (training accuracy 1, test accuracy 0.5; at the fixed ``ψ = 1`` three of four
         chains did so without the move, two with it). Off by default.
+    dp_sign_moves : bool
+        Not in the paper: before the DP update, each frequency's sign is drawn with its slot,
+        ``ω_j → -ω_j`` together with its sine weight ``β_{sin,j} → -β_{sin,j}``, which leaves
+        every decision value unchanged (:func:`bayesmv.inference.dp.signed_assignments`): a
+        frequency that fits a wave at ``-ω`` can join the component at ``+ω`` without crossing
+        the origin. Needs ``spectral_prior="dp"`` and ``dp_update="collapsed"``. Off by default.
     warmup_tempering : float or None
         Not in the paper: a tempered warm-up. Over the first half of the warm-up the views'
         likelihood is raised to a power ``t`` rising geometrically from this value to 1 (None: no
@@ -307,6 +313,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         latent_axis_moves=False,
         spectral_scale_moves=True,
         dp_relocation_moves=False,
+        dp_sign_moves=False,
         warmup_tempering=0.02,
         fixed_blocks=(),
         shard_data=False,
@@ -356,6 +363,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         self.latent_axis_moves = latent_axis_moves
         self.spectral_scale_moves = spectral_scale_moves
         self.dp_relocation_moves = dp_relocation_moves
+        self.dp_sign_moves = dp_sign_moves
         self.warmup_tempering = warmup_tempering
         self.fixed_blocks = fixed_blocks
         self.shard_data = shard_data

@@ -43,6 +43,7 @@ __all__ = [
     "latent_variable_model",
     "logistic_log_likelihood",
     "m3lak_model",
+    "mirror_frequencies",
     "noise_by_view",
     "pointwise_log_likelihood",
     "spectral_prior_model",
@@ -151,6 +152,10 @@ class M3LAKConfig:
     # from a component picked by its stick weight, β_j to its Laplace approximation there
     # (bayesmv.inference.m3lak_sampler.relocate). Needs spectral_prior="dp", likelihood="logistic".
     dp_relocation_moves: bool = False
+    # Before the DP update, one scan of (sign of ω_j, its slot) with the sticks and components
+    # integrated out, the sine weight of β_j flipped with ω_j (the likelihood unchanged;
+    # bayesmv.inference.dp.signed_assignments). Needs spectral_prior="dp", dp_update="collapsed".
+    dp_sign_moves: bool = False
     # Tempered warm-up: over the first half of warm-up the views' likelihood is raised to a power
     # t that rises geometrically from warmup_tempering to 1 (None: t = 1 throughout). The draws
     # after warm-up are those of the posterior whatever this is; while the views' pull is weak
@@ -221,6 +226,8 @@ class M3LAKConfig:
             raise ValueError(
                 "M3LAKConfig.dp_relocation_moves needs spectral_prior='dp' and likelihood='logistic'"
             )
+        if self.dp_sign_moves and (self.spectral_prior != "dp" or self.dp_update != "collapsed"):
+            raise ValueError("M3LAKConfig.dp_sign_moves needs spectral_prior='dp' and dp_update='collapsed'")
         if self.lengthscale is not None and not self.lengthscale > 0:
             raise ValueError(f"M3LAKConfig.lengthscale must be positive; got {self.lengthscale!r}")
         if not 0 < self.target_accept < 1:
@@ -262,6 +269,14 @@ def feature_map(H, omega):
     """``φ̃(h) = (M^{-1/2}[cos(Ωh), sin(Ωh)], 1)``, shape ``(N, 2M + 1)`` (paper §2.2)."""
     phi = random_fourier_features(H, omega)
     return jnp.concatenate([phi, jnp.ones(phi.shape[:-1] + (1,), dtype=phi.dtype)], axis=-1)
+
+
+def mirror_frequencies(omega, beta, signs):
+    """``(s_j ω_j, β)`` with each sine weight ``β_{sin,j}`` times ``s_j = ±1``: the features of
+    ``-ω_j`` are those of ``ω_j`` with the sine negated, so every decision value ``βᵀφ̃(h)``, and
+    ``β``'s norm, stay as they were."""
+    M = omega.shape[0]
+    return signs[:, None] * omega, beta.at[M : 2 * M].multiply(signs)
 
 
 @jax.custom_jvp

@@ -12,7 +12,9 @@ One sweep (:func:`m3lak_sweep`, pure and jit-able) updates, in order:
    ``ψ`` given ``z`` and ``Ω`` comes first (components integrated out, a slice step in
    ``log ψ``; not in the paper), then with ``config.spectral_scale_moves`` the spectrum's
    overall scale ``(Ω, ψ) → (e^t Ω, e^{2t} ψ)`` (components integrated out, a slice step in
-   ``t``; not in the paper), and either update then redraws the components given them; with
+   ``t``; not in the paper), with ``config.dp_sign_moves`` one scan of each frequency's sign
+   with its slot (:func:`~bayesmv.inference.dp.signed_assignments`, the sine weights of ``β``
+   flipped with it; not in the paper), and either update then redraws the components given them; with
    ``config.dp_relocation_moves`` one Metropolis–Hastings relocation per frequency follows
    (:mod:`~bayesmv.inference.m3lak_sampler.relocate`; not in the paper); with
    ``config.kernel_passes = K > 1`` blocks 2–3 run ``K`` times (each pass with its own keys): the
@@ -63,7 +65,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ...models.m3lak import M3LAKConfig, decision_values, feature_map, logistic_log_likelihood, noise_by_view
+from ...models.m3lak import (
+    M3LAKConfig,
+    decision_values,
+    feature_map,
+    logistic_log_likelihood,
+    mirror_frequencies,
+    noise_by_view,
+)
 from .. import _random
 from .. import conditionals as cond
 from ..dp import (
@@ -73,6 +82,7 @@ from ..dp import (
     dp_slice_update,
     sample_niw_scale,
     sample_spectral_scale,
+    signed_assignments,
     stick_weights,
     sticks_and_components,
 )
@@ -391,6 +401,14 @@ def _update_kernel(
             if config.niw_psi0_prior is not None:
                 latent = latent._replace(psi0=psi)
         _, _, _, psi0 = _niw_prior(config, latent.omega.dtype, _niw_scale(config, latent))
+        if config.dp_sign_moves and "omega" not in fixed:
+            key_sign, Kc = jax.random.fold_in(key_dp, 4), latent.dp.nu.shape[0]
+            z, signs, overflow = signed_assignments(
+                key_sign, latent.dp.z, latent.omega, Kc, config.alpha, mu0, kappa0, nu0, psi0
+            )
+            omega, beta = mirror_frequencies(latent.omega, latent.beta, signs)
+            dp = latent.dp._replace(z=z, overflow=latent.dp.overflow | overflow)
+            latent = latent._replace(omega=omega, beta=beta, dp=dp)
         dp = _dp_update(config)(key_dp, latent.dp, latent.omega, config.alpha, mu0, kappa0, nu0, psi0)
         dp, flag = _guard(dp, latent.dp, 3, flag)
         latent = latent._replace(dp=dp)
