@@ -218,7 +218,13 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         ``ω_j → -ω_j`` together with its sine weight ``β_{sin,j} → -β_{sin,j}``, which leaves
         every decision value unchanged (:func:`bayesmv.inference.dp.signed_assignments`): a
         frequency that fits a wave at ``-ω`` can join the component at ``+ω`` without crossing
-        the origin. Needs ``spectral_prior="dp"`` and ``dp_update="collapsed"``. Off by default.
+        the origin. Needs ``spectral_prior="dp"`` and ``dp_update="collapsed"``. On
+        ``benchmarks/m3lak_spectrum.py`` at its defaults (a slow and a fast wave, ``n_latent=5``,
+        5 splits, 4 × (1000 + 2000)) the number of active components had r̂ 1.011–1.031 and
+        mean bulk ESS 218 with it, 1.016–1.047 and 157 without; with ``dp_relocation_moves``
+        as well, 1.005–1.018 and 736 (fits 30 % longer): that count moves with the number of
+        frequencies at each wave, which the relocation move carries between them. Off by
+        default.
     warmup_tempering : float or None
         Not in the paper: a tempered warm-up. Over the first half of the warm-up the views'
         likelihood is raised to a power ``t`` rising geometrically from this value to 1 (None: no
