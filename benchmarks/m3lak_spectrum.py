@@ -30,7 +30,8 @@ uses, which the test points' latents, inferred from their views, cannot follow.
 ``niw_psi0_prior``); the DP rows then print ψ's posterior mean. ``--no-spectral-scale-moves``
 turns off the estimator's move of the spectrum's overall scale ``(Ω, ψ)`` (on by default),
 ``--dp-relocation-moves`` turns on its relocation of single frequencies between the DP's
-components, ``--dp-sign-moves`` its draw of each frequency's sign with its slot.
+components, ``--dp-sign-moves`` its draw of each frequency's sign with its slot. ``--num-warmup`` and
+``--num-samples`` set both spectra's chain lengths (the estimator's defaults otherwise).
 
 ``--n-features D`` gives each view ``D`` features (default ``N_FEATURES = 10``): with ``D = 30``
 the estimator's own ``n_latent=14`` is below every view's feature count, so ``--n-features 30
@@ -39,7 +40,7 @@ moves the fast wave to ``cos(F h_2)`` (default 4).
 
 Run: ``python benchmarks/m3lak_spectrum.py [--splits 5] [--n-latent m] [--n-features D]
 [--fast-frequency F] [--hmc-steps-joint N] [--niw-psi0-prior A B] [--no-spectral-scale-moves]
-[--dp-relocation-moves] [--dp-sign-moves] [--quick]``.
+[--dp-relocation-moves] [--dp-sign-moves] [--num-warmup W] [--num-samples S] [--quick]``.
 """
 
 from __future__ import annotations
@@ -126,12 +127,15 @@ def main():
     )
     ap.add_argument("--n-features", type=int, default=N_FEATURES, help="features per view")
     ap.add_argument("--fast-frequency", type=float, default=4.0, help="the fast wave's frequency")
+    ap.add_argument("--num-warmup", type=int, default=None, help="warm-up sweeps per chain")
+    ap.add_argument("--num-samples", type=int, default=None, help="kept sweeps per chain")
     ap.add_argument("--quick", action="store_true", help="one split, 2 short chains (a smoke run)")
     args = ap.parse_args()
     splits = 1 if args.quick else args.splits
     sampler = dict(num_warmup=100, num_samples=100, num_chains=2) if args.quick else {}
-    if args.hmc_steps_joint is not None:
-        sampler["hmc_steps_joint"] = args.hmc_steps_joint
+    for name in ("hmc_steps_joint", "num_warmup", "num_samples"):
+        if getattr(args, name) is not None:
+            sampler[name] = getattr(args, name)
     if args.niw_psi0_prior is not None:
         sampler["niw_psi0_prior"] = tuple(args.niw_psi0_prior)
     dp_only = {"spectral_scale_moves": False} if args.no_spectral_scale_moves else {}
