@@ -27,7 +27,9 @@ uses, which the test points' latents, inferred from their views, cannot follow.
 ``--hmc-steps-joint`` overrides the leapfrog steps of the joint (β, Ω) move (the estimator's
 ``hmc_steps_joint``), the move that limits how fast the frequencies, and so the components, mix.
 ``--niw-psi0-prior A B`` puts a Gamma(A, B) prior on the NIW scale ψ (the estimator's
-``niw_psi0_prior``); the DP rows then print ψ's posterior mean. ``--no-spectral-scale-moves``
+``niw_psi0_prior``); the DP rows then print ψ's posterior mean; ``--niw-psi0-warmup-hold F``
+holds ψ at the prior mean over the first fraction ``F`` of the DP's warm-up (the estimator's
+``niw_psi0_warmup_hold``). ``--no-spectral-scale-moves``
 turns off the estimator's move of the spectrum's overall scale ``(Ω, ψ)`` (on by default),
 ``--dp-relocation-moves`` turns on its relocation of single frequencies between the DP's
 components, ``--dp-sign-moves`` its draw of each frequency's sign with its slot. ``--num-warmup`` and
@@ -39,7 +41,8 @@ the estimator's own ``n_latent=14`` is below every view's feature count, so ``--
 moves the fast wave to ``cos(F h_2)`` (default 4).
 
 Run: ``python benchmarks/m3lak_spectrum.py [--splits 5] [--n-latent m] [--n-features D]
-[--fast-frequency F] [--hmc-steps-joint N] [--niw-psi0-prior A B] [--no-spectral-scale-moves]
+[--fast-frequency F] [--hmc-steps-joint N] [--niw-psi0-prior A B] [--niw-psi0-warmup-hold F]
+[--no-spectral-scale-moves]
 [--dp-relocation-moves] [--dp-sign-moves] [--num-warmup W] [--num-samples S] [--quick]``.
 """
 
@@ -116,6 +119,7 @@ def main():
     ap.add_argument(
         "--niw-psi0-prior", type=float, nargs=2, default=None, help="Gamma prior on the NIW scale"
     )
+    ap.add_argument("--niw-psi0-warmup-hold", type=float, default=None, help="warm-up fraction with ψ held")
     ap.add_argument(
         "--no-spectral-scale-moves", action="store_true", help="do not move the spectrum's scale (Ω, ψ)"
     )
@@ -139,6 +143,8 @@ def main():
     if args.niw_psi0_prior is not None:
         sampler["niw_psi0_prior"] = tuple(args.niw_psi0_prior)
     dp_only = {"spectral_scale_moves": False} if args.no_spectral_scale_moves else {}
+    if args.niw_psi0_warmup_hold is not None:
+        dp_only["niw_psi0_warmup_hold"] = args.niw_psi0_warmup_hold
     if args.dp_relocation_moves:
         dp_only["dp_relocation_moves"] = True
     if args.dp_sign_moves:

@@ -1080,3 +1080,20 @@ def test_tempering_changes_the_warm_up_only(small_run):
     ]
     for name in ("tau", "decision", "beta", "W_0"):
         np.testing.assert_array_equal(more[0][name], more[1][name])
+
+
+def test_niw_scale_warmup_hold_schedule():
+    """ψ is held over the first ``⌊niw_psi0_warmup_hold · num_warmup⌋`` sweeps and learned from
+    then on (always, as the static True, without a hold); the hold needs a learned ψ."""
+    from bayesmv.inference.m3lak_sampler.kernel import M3LAKKernel
+
+    kernel = M3LAKKernel(M3LAKConfig(niw_psi0_prior=(1.0, 0.1), niw_psi0_warmup_hold=0.3))
+    kernel._num_warmup = 100
+    got = [bool(kernel._learn_niw_scale(jnp.asarray(i))) for i in (0, 29, 30, 99, 100, 5000)]
+    assert got == [False, False, True, True, True, True]
+    assert M3LAKKernel(M3LAKConfig(niw_psi0_prior=(1.0, 0.1)))._learn_niw_scale(jnp.asarray(0)) is True
+    for bad in (-0.1, 1.0):
+        with pytest.raises(ValueError, match="niw_psi0_warmup_hold"):
+            M3LAKConfig(niw_psi0_prior=(1.0, 0.1), niw_psi0_warmup_hold=bad).validate()
+    with pytest.raises(ValueError, match="needs niw_psi0_prior"):
+        M3LAKConfig(niw_psi0_warmup_hold=0.5).validate()

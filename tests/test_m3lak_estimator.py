@@ -210,6 +210,8 @@ XS_SMALL, Y_SMALL = make_latent_views(n_samples=40, n_views=2, n_latent=2, n_fea
         ({"v_prior": (1.0,)}, "v_prior"),
         ({"niw_psi0_prior": (1.0, -2.0)}, "niw_psi0_prior"),
         ({"niw_psi0_prior": 3.0}, "niw_psi0_prior"),
+        ({"niw_psi0_warmup_hold": 0.5}, "niw_psi0_warmup_hold"),
+        ({"niw_psi0_warmup_hold": 1.0, "niw_psi0_prior": (1.0, 0.1)}, "niw_psi0_warmup_hold"),
         ({"eta": 0.0}, "eta"),
         ({"random_state": -3}, "random_state"),
         ({"noise": "diagonal"}, "noise"),

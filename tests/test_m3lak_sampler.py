@@ -333,3 +333,27 @@ def test_augmented_gibbs_agrees_with_nuts_on_decision_values():
     np.testing.assert_array_less(np.abs(sg - sn), 5 * np.sqrt(sesg**2 + sesn**2))
     # the check has power: the prior-only (C → 0) decision spread is far from the posterior one
     assert np.mean(np.abs(sg - np.sqrt(np.sum(feats**2, 1) / cfg.v))) > 0.1
+
+
+def test_held_niw_scale_sweeps_as_the_fixed_scale():
+    """With ``learn_scale`` False (a warm-up with ``niw_psi0_warmup_hold``) a sweep keeps the
+    learned ψ and draws what the fixed-ψ sweep at that value draws from the same key (the ψ
+    slice step is skipped, the spectral-scale move scales Ω alone); with ``learn_scale`` True,
+    traced, it draws what the default sweep draws, and ψ moves."""
+    cfg = dataclasses.replace(BASE, niw_psi0_prior=(3.0, 3.0), latent_axis_moves=False)
+    key_lat, key = jax.random.split(jax.random.PRNGKey(7))
+    lat, Xs, _ = _prior_draw(key_lat, cfg)
+    data = M3LAKData(Xs, OBS, Y)
+    fixed_cfg = dataclasses.replace(cfg, niw_psi0_prior=None, niw_psi0=float(lat.psi0))
+
+    switched = jax.jit(lambda lat, learn: m3lak_sweep(key, lat, data, cfg, EPS_H, EPS_O, 0, 1.0, learn)[0])
+    held, learned = switched(lat, jnp.asarray(False)), switched(lat, jnp.asarray(True))
+    fixed = jax.jit(lambda lat: m3lak_sweep(key, lat, data, fixed_cfg, EPS_H, EPS_O)[0])(
+        lat._replace(psi0=None)
+    )
+    default = jax.jit(lambda lat: m3lak_sweep(key, lat, data, cfg, EPS_H, EPS_O)[0])(lat)
+
+    assert float(held.psi0) == float(lat.psi0) and float(learned.psi0) != float(lat.psi0)
+    for a, b in ((held, fixed._replace(psi0=held.psi0)), (learned, default)):
+        for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
+            np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-12)

@@ -119,6 +119,11 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         splits) ``(1, 0.1)`` brought 19 of 20 chains to the wave, the fixed ``ψ = 1`` 7 of 20;
         a chain can still let ``ψ`` sink towards 0 with Ω at the origin and fit nothing, a mode
         that r̂ shows.
+    niw_psi0_warmup_hold : float
+        Not in the paper: with ``niw_psi0_prior``, ``ψ`` stays at its initial value (the prior
+        mean) over this fraction of the warm-up's sweeps (the spectral-scale move then scales Ω
+        alone) and is learned after, so that Ω can find the data's frequencies before ``ψ``
+        adapts to Ω. The draws after warm-up target the posterior whatever this is. 0: no hold.
     dp_update : {"collapsed", "slice"}, dp_split_merge : int
         How the DP spectrum's assignments of frequencies to components move:
         ``"collapsed"`` (not in the paper), ``dp_split_merge`` split–merge proposals per sweep
@@ -305,6 +310,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         niw_mu0=0.01,
         niw_psi0=1.0,
         niw_psi0_prior=None,
+        niw_psi0_warmup_hold=0.0,
         dp_capacity=50,
         dp_update="collapsed",
         dp_split_merge=5,
@@ -355,6 +361,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         self.niw_mu0 = niw_mu0
         self.niw_psi0 = niw_psi0
         self.niw_psi0_prior = niw_psi0_prior
+        self.niw_psi0_warmup_hold = niw_psi0_warmup_hold
         self.dp_capacity = dp_capacity
         self.dp_update = dp_update
         self.dp_split_merge = dp_split_merge

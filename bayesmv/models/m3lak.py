@@ -114,6 +114,10 @@ class M3LAKConfig:
     # the components' scale, and with it the kernel's length-scales, is learned; ψ then starts
     # at the prior mean a / b and niw_psi0 is unused.
     niw_psi0_prior: tuple | None = None
+    # With niw_psi0_prior: ψ stays at its initial value (the prior mean) for this fraction of the
+    # warm-up's sweeps, the spectral-scale move then moving Ω alone, and is learned after. The
+    # draws after warm-up target the posterior whatever this is.
+    niw_psi0_warmup_hold: float = 0.0
     dp_capacity: int = 50
     # DP assignments: "collapsed" = z_j | z_{-j}, Ω with the sticks and components integrated out
     # (NIW predictive, Neal 2000 Alg. 3) after dp_split_merge split–merge proposals (Dahl 2005),
@@ -216,6 +220,12 @@ class M3LAKConfig:
             prior = getattr(self, name)
             if prior is not None and (len(prior) != 2 or min(prior) <= 0):
                 raise ValueError(f"M3LAKConfig.{name} must be (shape, rate) > 0; got {prior!r}")
+        if not 0 <= self.niw_psi0_warmup_hold < 1:
+            raise ValueError(
+                f"M3LAKConfig.niw_psi0_warmup_hold must be in [0, 1); got {self.niw_psi0_warmup_hold!r}"
+            )
+        if self.niw_psi0_warmup_hold and self.niw_psi0_prior is None:
+            raise ValueError("M3LAKConfig.niw_psi0_warmup_hold needs niw_psi0_prior (a learned ψ)")
         if self.warmup_tempering is not None and not 0 < self.warmup_tempering <= 1:
             raise ValueError(
                 f"M3LAKConfig.warmup_tempering must be in (0, 1] or None; got {self.warmup_tempering!r}"

@@ -111,6 +111,13 @@ class M3LAKKernel(MCMCKernel):
             return 1.0
         return jnp.where(i < n, jnp.asarray(t0, jnp.float64) ** (1.0 - i / n), 1.0)
 
+    def _learn_niw_scale(self, i):
+        """Whether the NIW scale ``ψ`` moves at sweep ``i``: not over the first
+        ``⌊config.niw_psi0_warmup_hold · num_warmup⌋`` sweeps, always after them (and always,
+        as the Python ``True``, without a hold)."""
+        n = int(self.config.niw_psi0_warmup_hold * self._num_warmup)
+        return True if n == 0 else i >= n
+
     def sample(self, state: M3LAKState, model_args, model_kwargs):
         """One sweep of the sampler (``m3lak_sweep``) from ``state``; step sizes adapt during warm-up.
         A block that produces non-finite values is recorded in ``state.nonfinite`` (``run_m3lak``
@@ -128,6 +135,7 @@ class M3LAKKernel(MCMCKernel):
             state.step_size_omega,
             state.nonfinite,
             self._temper(state.i),
+            self._learn_niw_scale(state.i),
         )
         latent = self._constrain(latent)
         warm = state.i < self._num_warmup

@@ -319,10 +319,19 @@ def _update_lvm(keys, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig,
 
 
 def _update_kernel(
-    key_omega, key_dp, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, valid, step_size_omega, flag
+    key_omega,
+    key_dp,
+    latent: M3LAKLatent,
+    data: M3LAKData,
+    config: M3LAKConfig,
+    valid,
+    step_size_omega,
+    flag,
+    learn_scale=True,
 ):
     """Blocks 2–3: Ω (with β under the logistic likelihood), then the DP spectrum's scale,
-    assignments, sticks and components. Returns ``(latent, acceptance of Ω, diverging, flag)``."""
+    assignments, sticks and components; a learned NIW scale ``ψ`` stays where it is while
+    ``learn_scale`` is False. Returns ``(latent, acceptance of Ω, diverging, flag)``."""
     fixed = config.fixed_blocks
     logistic = config.likelihood == "logistic"
     acc_O = jnp.ones((), latent.H.dtype)
@@ -375,6 +384,7 @@ def _update_kernel(
                 nu0,
                 config.niw_psi0_prior,
             )
+            psi = jnp.where(learn_scale, psi, latent.psi0)
             psi, flag = _guard(psi, latent.psi0, 13, flag)
             latent = latent._replace(psi0=psi)
         if config.spectral_scale_moves and "omega" not in fixed:
@@ -384,18 +394,27 @@ def _update_kernel(
                 return -jnp.sum(jnp.where(valid, _label_energy(f, data.y, latent.lam, config), 0.0))
 
             psi = jnp.asarray(_niw_scale(config, latent), latent.omega.dtype)
-            omega, psi_new = sample_spectral_scale(
-                jax.random.fold_in(key_dp, 2),
-                latent.omega,
-                psi,
-                latent.dp.z,
-                latent.dp.nu.shape[0],
-                mu0,
-                kappa0,
-                nu0,
-                config.niw_psi0_prior,
-                log_likelihood,
-            )
+
+            def scale_move(prior):  # prior None: ψ held, Ω alone scales
+                return sample_spectral_scale(
+                    jax.random.fold_in(key_dp, 2),
+                    latent.omega,
+                    psi,
+                    latent.dp.z,
+                    latent.dp.nu.shape[0],
+                    mu0,
+                    kappa0,
+                    nu0,
+                    prior,
+                    log_likelihood,
+                )
+
+            if learn_scale is True or config.niw_psi0_prior is None:
+                omega, psi_new = scale_move(config.niw_psi0_prior)
+            else:
+                omega, psi_new = jax.lax.cond(
+                    learn_scale, lambda: scale_move(config.niw_psi0_prior), lambda: scale_move(None)
+                )
             (omega, psi), flag = _guard((omega, psi_new), (latent.omega, psi), 14, flag)
             latent = latent._replace(omega=omega)
             if config.niw_psi0_prior is not None:
@@ -432,9 +451,11 @@ def m3lak_sweep(
     step_size_omega,
     flag=0,
     temper=1.0,
+    learn_scale=True,
 ):
     """One full sweep (module docstring order), the views' likelihood raised to ``temper`` (1: the
-    posterior; below 1 only in a tempered warm-up). Returns ``(latent, info)``, ``info`` a
+    posterior; below 1 only in a tempered warm-up), the learned NIW scale ``ψ`` held while
+    ``learn_scale`` is False (only in a warm-up with ``niw_psi0_warmup_hold``). Returns ``(latent, info)``, ``info`` a
     :class:`~bayesmv.inference.m3lak_sampler.state.SweepInfo`."""
     C = config.C
     keys = jax.random.split(_random.fast_key(key), 10)
@@ -479,7 +500,7 @@ def m3lak_sweep(
     # moves only as fast as the two alternate
     if config.kernel_passes == 1:
         latent, acc_O, div_O, flag = _update_kernel(
-            keys[1], keys[2], latent, data, config, valid, step_size_omega, flag
+            keys[1], keys[2], latent, data, config, valid, step_size_omega, flag, learn_scale
         )
     else:
 
@@ -487,7 +508,7 @@ def m3lak_sweep(
             latent, flag, acc_O, div_O = carry
             k_omega, k_dp = jax.random.fold_in(keys[1], p), jax.random.fold_in(keys[2], p)
             latent, acc, div, flag = _update_kernel(
-                k_omega, k_dp, latent, data, config, valid, step_size_omega, flag
+                k_omega, k_dp, latent, data, config, valid, step_size_omega, flag, learn_scale
             )
             return latent, flag, acc_O + acc, div_O | div
 
