@@ -118,12 +118,15 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         fast wave at 6 (``benchmarks/m3lak_spectrum.py --fast-frequency 6``, ``n_latent=5``, 5
         splits) ``(1, 0.1)`` brought 19 of 20 chains to the wave, the fixed ``ψ = 1`` 7 of 20;
         a chain can still let ``ψ`` sink towards 0 with Ω at the origin and fit nothing, a mode
-        that r̂ shows.
+        that r̂ shows (``niw_psi0_warmup_hold`` keeps chains out of it).
     niw_psi0_warmup_hold : float
         Not in the paper: with ``niw_psi0_prior``, ``ψ`` stays at its initial value (the prior
         mean) over this fraction of the warm-up's sweeps (the spectral-scale move then scales Ω
         alone) and is learned after, so that Ω can find the data's frequencies before ``ψ``
         adapts to Ω. The draws after warm-up target the posterior whatever this is. 0: no hold.
+        On the cosines task with the wave at 6 (``benchmarks/m3lak_spectrum.py``, 5 splits,
+        4 × (2000 + 4000), ``niw_psi0_prior=(1, 0.1)`` and both DP moves) ``0.5`` brought 20 of
+        20 chains to the wave, 18 of 20 without the hold, at the same fit time.
     dp_update : {"collapsed", "slice"}, dp_split_merge : int
         How the DP spectrum's assignments of frequencies to components move:
         ``"collapsed"`` (not in the paper), ``dp_split_merge`` split–merge proposals per sweep
