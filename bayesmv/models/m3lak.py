@@ -220,11 +220,12 @@ class M3LAKConfig:
             prior = getattr(self, name)
             if prior is not None and (len(prior) != 2 or min(prior) <= 0):
                 raise ValueError(f"M3LAKConfig.{name} must be (shape, rate) > 0; got {prior!r}")
-        if not 0 <= self.niw_psi0_warmup_hold < 1:
+        hold = self.niw_psi0_warmup_hold
+        if isinstance(hold, bool) or not isinstance(hold, (int, float, np.number)) or not 0 <= hold < 1:
             raise ValueError(
                 f"M3LAKConfig.niw_psi0_warmup_hold must be in [0, 1); got {self.niw_psi0_warmup_hold!r}"
             )
-        if self.niw_psi0_warmup_hold and self.niw_psi0_prior is None:
+        if hold and self.niw_psi0_prior is None:
             raise ValueError("M3LAKConfig.niw_psi0_warmup_hold needs niw_psi0_prior (a learned ψ)")
         if self.warmup_tempering is not None and not 0 < self.warmup_tempering <= 1:
             raise ValueError(

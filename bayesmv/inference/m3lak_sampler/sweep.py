@@ -455,8 +455,8 @@ def m3lak_sweep(
 ):
     """One full sweep (module docstring order), the views' likelihood raised to ``temper`` (1: the
     posterior; below 1 only in a tempered warm-up), the learned NIW scale ``ψ`` held while
-    ``learn_scale`` is False (only in a warm-up with ``niw_psi0_warmup_hold``). Returns ``(latent, info)``, ``info`` a
-    :class:`~bayesmv.inference.m3lak_sampler.state.SweepInfo`."""
+    ``learn_scale`` is False (only in a warm-up with ``niw_psi0_warmup_hold``). Returns
+    ``(latent, info)``, ``info`` a :class:`~bayesmv.inference.m3lak_sampler.state.SweepInfo`."""
     C = config.C
     keys = jax.random.split(_random.fast_key(key), 10)
     flag = jnp.asarray(flag, jnp.int32)
