@@ -357,3 +357,22 @@ def test_held_niw_scale_sweeps_as_the_fixed_scale():
     for a, b in ((held, fixed._replace(psi0=held.psi0)), (learned, default)):
         for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
             np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-12)
+
+
+def test_omega_step_size_adaptation_restarts_when_the_held_scale_is_released():
+    """With ``niw_psi0_warmup_hold`` Ω's dual averaging starts afresh (its counter and mean
+    acceptance gap at 0, centred on 10× the current step size) after the last held sweep, and
+    only there."""
+    from bayesmv.inference.m3lak_sampler.kernel import M3LAKKernel
+
+    cfg = dataclasses.replace(BASE, niw_psi0_prior=(3.0, 3.0), niw_psi0_warmup_hold=0.5)
+    lat, Xs, _ = _prior_draw(jax.random.PRNGKey(3), cfg)
+    data = M3LAKData(Xs, OBS, Y)
+    kernel = M3LAKKernel(cfg)
+    state = kernel.init(jax.random.PRNGKey(4), 10, None, (data,), {})
+    step = jax.jit(lambda st: kernel.sample(st, (data,), {}))
+    last_held, later = (step(state._replace(i=jnp.asarray(i, jnp.int32))) for i in (4, 5))
+    x, x_avg, g_avg, t, centre = last_held.da_omega
+    assert int(t) == 0 and float(g_avg) == 0.0 and float(x_avg) == 0.0
+    np.testing.assert_allclose(centre, np.log(10.0 * last_held.step_size_omega), rtol=1e-12)
+    assert int(later.da_omega[3]) == 1 and int(last_held.da_H[3]) == 1  # no restart elsewhere

@@ -129,7 +129,8 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         20 chains to the wave, 18 of 20 without the hold, at the same fit time; on notebook 01's
         task (wave at 4, ``n_latent=14``) 19 of 20, one chain fitting the labels through a latent
         column that no view uses. On the demo's mfeat task (``random_state=1``) with the same
-        options: decision values r̂ 1.005, τ 1.004, but 7 divergent transitions of the Ω block.
+        options: decision values r̂ 1.008, τ 1.010, 1 divergent transition of the Ω block (7
+        before Ω's step-size adaptation restarted when the hold ends, as it now does).
     dp_update : {"collapsed", "slice"}, dp_split_merge : int
         How the DP spectrum's assignments of frequencies to components move:
         ``"collapsed"`` (not in the paper), ``dp_split_merge`` split–merge proposals per sweep

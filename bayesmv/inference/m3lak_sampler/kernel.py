@@ -111,11 +111,15 @@ class M3LAKKernel(MCMCKernel):
             return 1.0
         return jnp.where(i < n, jnp.asarray(t0, jnp.float64) ** (1.0 - i / n), 1.0)
 
+    def _hold_sweeps(self):
+        """The number of warm-up sweeps over which the NIW scale ``ψ`` is held:
+        ``⌊config.niw_psi0_warmup_hold · num_warmup⌋``."""
+        return int(self.config.niw_psi0_warmup_hold * self._num_warmup)
+
     def _learn_niw_scale(self, i):
-        """Whether the NIW scale ``ψ`` moves at sweep ``i``: not over the first
-        ``⌊config.niw_psi0_warmup_hold · num_warmup⌋`` sweeps, always after them (and always,
-        as the Python ``True``, without a hold)."""
-        n = int(self.config.niw_psi0_warmup_hold * self._num_warmup)
+        """Whether the NIW scale ``ψ`` moves at sweep ``i``: not over the held sweeps, always
+        after them (and always, as the Python ``True``, without a hold)."""
+        n = self._hold_sweeps()
         return True if n == 0 else i >= n
 
     def sample(self, state: M3LAKState, model_args, model_kwargs):
@@ -149,6 +153,10 @@ class M3LAKKernel(MCMCKernel):
 
         da_H, eps_H = adapt(state.da_H, jnp.nan_to_num(info.accept_prob_H), state.step_size_H)
         da_O, eps_O = adapt(state.da_omega, jnp.nan_to_num(info.accept_prob_omega), state.step_size_omega)
+        if self._hold_sweeps():  # Ω's geometry changes once ψ moves: its adaptation restarts there
+            restart = state.i == self._hold_sweeps() - 1
+            fresh = self._da_init(jnp.log(10.0 * eps_O))
+            da_O = jax.tree.map(lambda a, b: jnp.where(restart, a, b), fresh, da_O)
         return M3LAKState(
             i=state.i + 1,
             outputs=sweep_outputs(latent, data, cfg),
