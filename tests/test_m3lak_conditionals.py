@@ -1092,7 +1092,7 @@ def test_niw_scale_warmup_hold_schedule():
     got = [bool(kernel._learn_niw_scale(jnp.asarray(i))) for i in (0, 29, 30, 99, 100, 5000)]
     assert got == [False, False, True, True, True, True]
     assert M3LAKKernel(M3LAKConfig(niw_psi0_prior=(1.0, 0.1)))._learn_niw_scale(jnp.asarray(0)) is True
-    for bad in (-0.1, 1.0, float("nan"), True, "0.5"):
+    for bad in (-0.1, 1.0, float("nan"), True, "0.5", 0.5j):
         with pytest.raises(ValueError, match="niw_psi0_warmup_hold"):
             M3LAKConfig(niw_psi0_prior=(1.0, 0.1), niw_psi0_warmup_hold=bad).validate()
     with pytest.raises(ValueError, match="needs niw_psi0_prior"):

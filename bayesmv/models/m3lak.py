@@ -21,6 +21,7 @@ prior). Everything is float64 (``import bayesmv`` enables x64).
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import jax
@@ -221,10 +222,8 @@ class M3LAKConfig:
             if prior is not None and (len(prior) != 2 or min(prior) <= 0):
                 raise ValueError(f"M3LAKConfig.{name} must be (shape, rate) > 0; got {prior!r}")
         hold = self.niw_psi0_warmup_hold
-        if isinstance(hold, bool) or not isinstance(hold, (int, float, np.number)) or not 0 <= hold < 1:
-            raise ValueError(
-                f"M3LAKConfig.niw_psi0_warmup_hold must be in [0, 1); got {self.niw_psi0_warmup_hold!r}"
-            )
+        if isinstance(hold, bool) or not isinstance(hold, numbers.Real) or not 0 <= hold < 1:
+            raise ValueError(f"M3LAKConfig.niw_psi0_warmup_hold must be in [0, 1); got {hold!r}")
         if hold and self.niw_psi0_prior is None:
             raise ValueError("M3LAKConfig.niw_psi0_warmup_hold needs niw_psi0_prior (a learned ψ)")
         if self.warmup_tempering is not None and not 0 < self.warmup_tempering <= 1:
