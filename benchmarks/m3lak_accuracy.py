@@ -41,10 +41,14 @@ without M3LAK's sampler. On Part B's tasks and splits, the same tuned SVC traine
 ``m``-dimensional latent of the concatenated standardised views: PCA, whitened (the latent of a
 model with isotropic noise, as M3LAK's ``noise="view"`` within each view), and factor analysis
 (``sklearn.decomposition.FactorAnalysis``, one noise variance per feature, as M3LAK's
-``noise="feature"``), for each ``m`` in ``CEILING_SIZES``; and on the raw views.
+``noise="feature"``), for each ``m`` in ``ceiling_sizes``; and on the raw views. The rows
+``FA+y×r`` show what the labels can add to such a latent, as M3LAK's likelihood pulls its training
+latents: factor analysis of the views with the ±1 label appended as ``r`` more features (so the label
+weighs as ``r`` features), a test point's latent its posterior mean given its views alone.
 
 Run: ``python benchmarks/m3lak_accuracy.py [--quick] [--skip-synthetic] [--skip-mfeat] [--skip-paper] [--skip-ceiling]
-[--splits N] [--first-split K] [--fou-kar-only | --six-views-only]`` (``--first-split K --splits N``:
+[--splits N] [--first-split K] [--fou-kar-only | --six-views-only] [--ceiling-sizes M ...]``
+(``--first-split K --splits N``:
 splits K to K + N − 1, the seeds of a full run's, so that a full run can be completed in parts).
 """
 
@@ -57,6 +61,7 @@ import warnings
 
 import jax
 import numpy as np
+from scipy.linalg import cho_solve
 
 import bayesmv  # noqa: F401  (float64)
 from bayesmv import M3LAKClassifier
@@ -87,6 +92,7 @@ FULL = dict(
     tasks=("even_odd", "low_high"),
     view_sets=(("fou", "kar"), None),
     ceiling_sizes=(14, 30),
+    label_weights=(1, 5, 20),
 )
 QUICK = dict(
     n_train=60,
@@ -104,6 +110,7 @@ QUICK = dict(
     tasks=("even_odd",),
     view_sets=(("fou", "kar"),),
     ceiling_sizes=(5,),
+    label_weights=(5,),
 )
 
 
@@ -394,6 +401,22 @@ def _latents(name, m, seed):
     return FactorAnalysis(m, random_state=seed)
 
 
+def _label_informed_latents(Ztr, ytr, Zte, m, weight, seed):
+    """Part C's ``FA+y×r`` latents: factor analysis of ``[Ztr, y, ..., y]`` (the ±1 label as
+    ``weight`` more features); each point's latent is the posterior mean given its views alone,
+    ``(I + Wᵀ Ψ⁻¹ W)⁻¹ Wᵀ Ψ⁻¹ (z − μ)`` over the views' rows of the loadings."""
+    from sklearn.decomposition import FactorAnalysis
+
+    d = Ztr.shape[1]
+    labels = np.repeat((2.0 * ytr - 1.0)[:, None], weight, axis=1)
+    fa = FactorAnalysis(m, random_state=seed).fit(np.hstack([Ztr, labels]))
+    loadings = fa.components_[:, :d] / fa.noise_variance_[:d]  # Wᵀ Ψ⁻¹, m × d
+    precision = np.eye(m) + loadings @ fa.components_[:, :d].T
+    chol = np.linalg.cholesky(precision)
+    posterior_mean = lambda Z: cho_solve((chol, True), loadings @ (Z - fa.mean_[:d]).T).T  # noqa: E731
+    return posterior_mean(Ztr), posterior_mean(Zte)
+
+
 def part_c(cfg):
     """The tuned SVC's test accuracy on the raw views and on each latent of Part C, per task over
     the splits; returns ``{method: {(task, views): [accuracy per split]}}``."""
@@ -405,19 +428,23 @@ def part_c(cfg):
             for m in cfg["ceiling_sizes"]:
                 latent = _latents(name, m, split).fit(Ztr)
                 inputs[f"{name} m={m}"] = (latent.transform(Ztr), latent.transform(Zte))
+        for weight in cfg["label_weights"]:
+            for m in cfg["ceiling_sizes"]:
+                inputs[f"FA+y×{weight} m={m}"] = _label_informed_latents(Ztr, ytr, Zte, m, weight, split)
         for method, (Ftr, Fte) in inputs.items():
             svc, _ = _svc(Ftr, ytr, split)
             acc = float(np.mean(svc.predict(Fte) == yte))
             results.setdefault(method, {}).setdefault(label, []).append(acc)
     print(
         "\nC. latent ceiling: tuned SVC on an m-dimensional latent of the standardised views "
-        "(PCA whitened: isotropic noise; FA: per-feature noise), Part B's tasks and splits"
+        "(PCA whitened: isotropic noise; FA: per-feature noise; FA+y×r: FA with the label as r more "
+        "features, a test latent from its views alone), Part B's tasks and splits"
     )
     labels = list(next(iter(results.values())))
-    print(f"{'method':<12} " + " ".join(f"{t + ' ' + v:>18}" for t, v in labels) + f" {'mean':>7}")
+    print(f"{'method':<16} " + " ".join(f"{t + ' ' + v:>18}" for t, v in labels) + f" {'mean':>7}")
     for method, per in results.items():
         accs = [float(np.mean(per[label])) for label in labels]
-        print(f"{method:<12} " + " ".join(f"{a:>18.4f}" for a in accs) + f" {np.mean(accs):>7.4f}")
+        print(f"{method:<16} " + " ".join(f"{a:>18.4f}" for a in accs) + f" {np.mean(accs):>7.4f}")
     return results
 
 
@@ -473,8 +500,13 @@ def main(argv=None):
     only.add_argument(
         "--six-views-only", action="store_true", help="mfeat on all six views only, not fou + kar"
     )
+    parser.add_argument(
+        "--ceiling-sizes", type=int, nargs="+", default=None, help="Part C's latent sizes (default 14 30)"
+    )
     args = parser.parse_args(argv)
     cfg = dict(QUICK if args.quick else FULL)
+    if args.ceiling_sizes is not None:
+        cfg["ceiling_sizes"] = tuple(args.ceiling_sizes)
     if args.splits is not None:
         cfg["splits"] = args.splits
     if args.first_split is not None:
@@ -501,11 +533,13 @@ def main(argv=None):
         rhat = max(r["rhat"] for runs in mfeat["M3LAK default"].values() for r in runs)
         heads.append(lines[0] + f", max rhat {rhat:.3f}; " + lines[-1])
     if ceiling:
-        best = max(
-            (np.mean([np.mean(a) for a in per.values()]), m) for m, per in ceiling.items() if m != "raw views"
+        means = {m: np.mean([np.mean(a) for a in per.values()]) for m, per in ceiling.items()}
+        raw = means.pop("raw views")
+        best = lambda informed: max((a, m) for m, a in means.items() if ("+y" in m) == informed)  # noqa: E731
+        heads.append(
+            f"latent ceiling: best {best(False)[1]} {best(False)[0]:.4f}, label-informed "
+            f"{best(True)[1]} {best(True)[0]:.4f}, raw views {raw:.4f}"
         )
-        raw = np.mean([np.mean(a) for a in ceiling["raw views"].values()])
-        heads.append(f"latent ceiling: best {best[1]} {best[0]:.4f} against raw views {raw:.4f}")
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")
     print("SUMMARY m3lak_accuracy: " + "; ".join(heads))
 
