@@ -51,12 +51,13 @@ def _dp_state():
 DP = _dp_state()
 
 
-def _log_posterior(beta, omega):
-    """log p(β, Ω | H, DP, y) + const, written from the model: β ~ N(0, 1/v), ω_j ~ N(μ_z, Σ_z)."""
+def _log_posterior(beta, omega, C=1.0):
+    """log p(β, Ω | H, DP, y) + const, written from the model: β ~ N(0, 1/v), ω_j ~ N(μ_z, Σ_z),
+    each label's log-likelihood weighted by ``C``."""
     prec = jnp.einsum("jik,jlk->jil", DP.prec_sqrt, DP.prec_sqrt)[DP.z]  # Σ^{-1} = G Gᵀ
     d = omega - DP.mu[DP.z]
     log_prior = -0.5 * V_BETA * beta @ beta - 0.5 * jnp.einsum("ji,jil,jl->", d, prec, d)
-    return log_prior + jnp.sum(logistic_log_likelihood(decision_values(H, omega, beta), Y))
+    return log_prior + C * jnp.sum(logistic_log_likelihood(decision_values(H, omega, beta), Y))
 
 
 def _exact_draws(key, n):
@@ -77,8 +78,10 @@ def _test_functions(beta, omega):
     return np.concatenate([beta, beta**2, om, om**2, f, f**2], axis=1)
 
 
-def test_potential_is_minus_log_posterior():
-    """Potential differences between random points equal log-posterior differences."""
+@pytest.mark.parametrize("C", [1.0, 2.5])
+def test_potential_is_minus_log_posterior(C):
+    """Potential differences between random points equal log-posterior differences (with the
+    labels' weight ``C``: a move that ignored it would fail at 2.5)."""
     captured = {}
 
     def spy(key, x, potential, step_size, n_steps, jitter=0.2):
@@ -91,14 +94,14 @@ def test_potential_is_minus_log_posterior():
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(sampler_sweep, "joint_hmc_step", spy)
         for beta, omega in points:
-            b, o, _, _ = joint_beta_omega_step(None, H, omega, beta, V_BETA, DP, Y, VALID, 0.1, 1)
+            b, o, _, _ = joint_beta_omega_step(None, H, omega, beta, V_BETA, DP, Y, VALID, 0.1, 1, C)
             np.testing.assert_array_equal(b, beta)  # nothing moved: the old values exactly
             np.testing.assert_array_equal(o, omega)
             x = jnp.concatenate(
                 [np.sqrt(V_BETA) * beta, jnp.einsum("jki,jk->ji", G, omega - DP.mu[DP.z]).ravel()]
             )
             captured.setdefault("pairs", []).append(
-                (float(captured["potential"](x)), float(_log_posterior(beta, omega)))
+                (float(captured["potential"](x)), float(_log_posterior(beta, omega, C)))
             )
     u, lp = np.array(captured["pairs"]).T
     np.testing.assert_allclose(u - u[0], -(lp - lp[0]), rtol=1e-10, atol=1e-10)
@@ -246,3 +249,26 @@ def test_logistic_predict_proba_is_mean_of_sigmoid(tiny_problem):
     assert 0 < proba[:, 1].min() and proba[:, 1].max() < 1  # not a vote
     with pytest.raises(ValueError, match="likelihood"):
         M3LAKClassifier(likelihood="probit").fit(tiny_problem["Xs"], tiny_problem["y"])
+
+
+@pytest.mark.parametrize("C", [1.0, 2.5])
+def test_label_weight_scales_every_logistic_log_likelihood(C):
+    """``C`` weighs each label's log σ(y f): in H's potential, in the stored pointwise
+    log-likelihood (ArviZ's), and in the NumPyro model's ``y`` site."""
+    import numpyro
+    from scipy.special import log_expit
+
+    from bayesmv.models import hinge_model, pointwise_log_likelihood
+
+    config = M3LAKConfig(likelihood="logistic", C=C, n_latent=m, n_frequencies=M)
+    f = jnp.asarray(np.random.default_rng(3).normal(size=N) * 3.0)
+    expected = C * log_expit(np.asarray(Y * f))
+    np.testing.assert_allclose(-sampler_sweep._label_energy(f, Y, None, config), expected, rtol=1e-12)
+    np.testing.assert_allclose(pointwise_log_likelihood(f, Y, config), expected, rtol=1e-12)
+    features = jnp.asarray(np.random.default_rng(4).normal(size=(N, P)))
+    beta = jnp.asarray(np.random.default_rng(5).normal(size=P))
+    with numpyro.handlers.trace() as tr, numpyro.handlers.substitute(data={"beta": beta}):
+        hinge_model(features, Y, config)
+    site = tr["y"]
+    got = site["scale"] * site["fn"].log_prob(site["value"])
+    np.testing.assert_allclose(got, C * log_expit(np.asarray(Y * (features @ beta))), rtol=1e-12)

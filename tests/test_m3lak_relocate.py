@@ -55,15 +55,18 @@ DP = _dp_state()
 WEIGHTS = np.array([0.5, 0.3, 0.2])
 
 
-def _exact_draws(key, n):
-    """Exact draws of (z, β, Ω) | H, DP, y by rejection from the prior (the likelihood is ≤ 1)."""
+def _exact_draws(key, n, C=1.0):
+    """Exact draws of (z, β, Ω) | H, DP, y by rejection from the prior (the likelihood, weighted
+    by ``C``, is ≤ 1)."""
     k0, k1, k2, k3 = jax.random.split(key, 4)
     z = jax.random.categorical(k0, jnp.log(jnp.asarray(WEIGHTS)), shape=(n, M))
     beta = jax.random.normal(k1, (n, P)) / np.sqrt(V_BETA)
     e = jax.random.normal(k2, (n, M, m))
     G = DP.prec_sqrt[z]
     omega = DP.mu[z] + jnp.linalg.solve(jnp.swapaxes(G, -1, -2), e[..., None])[..., 0]
-    loglik = jax.vmap(lambda b, o: jnp.sum(logistic_log_likelihood(decision_values(H, o, b), Y)))(beta, omega)
+    loglik = jax.vmap(lambda b, o: C * jnp.sum(logistic_log_likelihood(decision_values(H, o, b), Y)))(
+        beta, omega
+    )
     keep = np.asarray(jnp.log(jax.random.uniform(k3, (n,))) < loglik)
     return z[keep], beta[keep], omega[keep]
 
@@ -75,14 +78,16 @@ def _test_functions(z, beta, omega):
     return np.concatenate([beta, beta**2, om, om**2, f, f**2, onehot], axis=1)
 
 
-def test_weights_proposal_is_the_laplace_approximation():
-    x = jnp.asarray(RNG.normal(size=(N, 2)))
-    f_rest = jnp.asarray(RNG.normal(size=N))
+@pytest.mark.parametrize("C", [1.0, 2.5])
+def test_weights_proposal_is_the_laplace_approximation(C):
+    rng = np.random.default_rng(7)
+    x = jnp.asarray(rng.normal(size=(N, 2)))
+    f_rest = jnp.asarray(rng.normal(size=N))
 
     def log_density(b):
-        return jnp.sum(logistic_log_likelihood(f_rest + x @ b, Y)) - 0.5 * V_BETA * b @ b
+        return C * jnp.sum(logistic_log_likelihood(f_rest + x @ b, Y)) - 0.5 * V_BETA * b @ b
 
-    mean, chol = relocate.weights_proposal(x, f_rest, Y, VALID, V_BETA)
+    mean, chol = relocate.weights_proposal(x, f_rest, Y, VALID, V_BETA, C)
     np.testing.assert_allclose(jax.grad(log_density)(mean), 0.0, atol=1e-8)
     h = 1e-4
     hess = np.array(
@@ -103,16 +108,16 @@ def test_weights_proposal_is_the_laplace_approximation():
     np.testing.assert_allclose(chol @ chol.T, -hess, rtol=1e-5)
 
 
-def _invariance_z(sweeps=2):
-    start = _exact_draws(jax.random.PRNGKey(1), 400_000)
-    ref = _exact_draws(jax.random.PRNGKey(2), 400_000)
+def _invariance_z(sweeps=2, C=1.0):
+    start = _exact_draws(jax.random.PRNGKey(1), 400_000, C)
+    ref = _exact_draws(jax.random.PRNGKey(2), 400_000, C)
 
     @jax.jit
     def push(keys, z, beta, omega):
         def one(k, z, b, o):
             acc = 0.0
             for kk in jax.random.split(k, sweeps):
-                o, b, z, a = relocate.relocate_frequencies(kk, H, o, b, V_BETA, DP._replace(z=z), Y, VALID)
+                o, b, z, a = relocate.relocate_frequencies(kk, H, o, b, V_BETA, DP._replace(z=z), Y, VALID, C)
                 acc = acc + a / sweeps
             return z, b, o, acc
 
@@ -125,10 +130,22 @@ def _invariance_z(sweeps=2):
 
 
 @pytest.mark.slow
-def test_relocation_keeps_exact_draws_exact():
-    z, crit, acceptance = _invariance_z()
+@pytest.mark.parametrize("C", [1.0, 0.5])
+def test_relocation_keeps_exact_draws_exact(C):
+    """Exact draws stay exact, with the labels' log-likelihood weighted by ``C`` too (0.5: the
+    rejection sampler keeps ~26,000 of its 400,000 prior draws; at 2.5 it would keep 48)."""
+    z, crit, acceptance = _invariance_z(C=C)
     assert np.max(np.abs(z)) < crit, (np.argmax(np.abs(z)), np.max(np.abs(z)), crit)
     assert acceptance > 0.2, acceptance
+
+
+@pytest.mark.slow
+def test_relocation_check_detects_an_ignored_label_weight(monkeypatch):
+    """Power: a move that targets C = 1 while the draws are exact at C = 0.5 fails (max |z| ~22)."""
+    move = relocate.relocate_frequencies
+    monkeypatch.setattr(relocate, "relocate_frequencies", lambda *args: move(*args[:-1], 1.0))
+    z, crit, _ = _invariance_z(C=0.5)
+    assert np.max(np.abs(z)) > crit
 
 
 @pytest.mark.slow

@@ -140,9 +140,11 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         offered as one fresh draw from the NIW prior and, at m = 20, hardly ever taken.
     likelihood : {"hinge", "logistic"}
         ``"hinge"``: the paper's pseudo-likelihood ``exp(-2C max(0, 1 - y f))``, ``predict_proba``
-        a vote over draws. ``"logistic"`` (not in the paper): ``P(y | f) = σ(y f)`` (``C`` unused),
-        ``β`` and ``Ω`` moved jointly by one HMC (``hmc_steps_joint`` leapfrog steps), and
-        ``predict_proba`` the posterior predictive mean of ``σ(f)``.
+        a vote over draws. ``"logistic"`` (not in the paper): ``P(y | f) = σ(y f)``, its log
+        weighted by ``C`` in the posterior (``C = 1``: the proper likelihood; ``C > 1`` lets the
+        labels weigh more against the views in the shared latents; LOO of fits with different
+        ``C`` is not comparable), ``β`` and ``Ω`` moved jointly by one HMC (``hmc_steps_joint``
+        leapfrog steps), and ``predict_proba`` the posterior predictive mean of ``σ(f)``.
     precision_update : {"conditional", "collapsed"}
         ``"conditional"``: each view's ARD precisions r_i and noise precision τ_i from their Gamma
         conditionals given ``W_i, V_i`` (eqs. 13–14). ``"collapsed"`` (not in the paper): U_i

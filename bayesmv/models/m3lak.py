@@ -13,7 +13,9 @@ Model, views ``i = 1..V``, samples ``n = 1..N`` (DESIGN §5):
 * ``β ~ N(0, v^{-1} I_{2M+1})`` (``v`` fixed or ``Γ(a_v, b_v)``);
 * hinge pseudo-likelihood ``exp(-2C max(0, 1 - y_n βᵀφ̃(h_n)))``, either marginal or
   data-augmented with ``λ_n`` (Polson & Scott 2011; paper eq. before (1)), or, beyond the
-  paper (``likelihood="logistic"``), the proper likelihood ``P(y_n | h_n) = σ(y_n βᵀφ̃(h_n))``.
+  paper (``likelihood="logistic"``), the proper likelihood ``P(y_n | h_n) = σ(y_n βᵀφ̃(h_n))``,
+  its log weighted by ``C`` as the hinge's is (``C = 1``: the proper likelihood; ``C > 1`` counts
+  each label ``C`` times against the latent variable model).
 
 Missing views (all-NaN rows) drop their likelihood terms ``x_n^i`` (and ``u_n^i`` is then pure
 prior). Everything is float64 (``import bayesmv`` enables x64).
@@ -96,7 +98,7 @@ class M3LAKConfig:
 
     n_latent: int = 20  # m
     n_frequencies: int = 100  # M (2M + 1 features with the bias)
-    C: float = 1.0  # hinge regularisation
+    C: float = 1.0  # the weight of each label's log-likelihood (hinge: the paper's regularisation)
     n_view_latent: int = 1  # K_i
     spectral_prior: str = "dp"  # "dp" or "gaussian"
     eta: float = 1e3  # precision of V_i columns
@@ -338,12 +340,13 @@ def logistic_log_likelihood(decision, y):
 
 def pointwise_log_likelihood(decision, y, config: M3LAKConfig):
     """``log p(y_n | f_n)`` per sample under ``config.likelihood``, in NumPy (for stored draws):
-    :func:`logistic_log_likelihood`, or for the hinge the λ-marginal
-    :func:`hinge_log_pseudo_likelihood` (not normalised over ``y``: its LOO / WAIC compare hinge
-    fits with one another, not with logistic ones)."""
+    ``C`` × :func:`logistic_log_likelihood` (the factor the posterior holds; a proper likelihood
+    at ``C = 1``), or for the hinge the λ-marginal :func:`hinge_log_pseudo_likelihood` (not
+    normalised over ``y``: its LOO / WAIC compare hinge fits with one another, not with logistic
+    ones; likewise logistic fits with different ``C``)."""
     margin = np.asarray(y) * np.asarray(decision)
     if config.likelihood == "logistic":
-        return -np.logaddexp(0.0, -margin)
+        return -config.C * np.logaddexp(0.0, -margin)
     return -2.0 * config.C * np.maximum(0.0, 1.0 - margin)
 
 
@@ -442,7 +445,8 @@ def hinge_model(features, y, config: M3LAKConfig, augmented=None):
     decision = numpyro.deterministic("decision", features @ beta)
     if y is not None:
         if config.likelihood == "logistic":
-            numpyro.sample("y", dist.Bernoulli(logits=decision), obs=(y > 0).astype(jnp.int32))
+            with numpyro.handlers.scale(scale=config.C):
+                numpyro.sample("y", dist.Bernoulli(logits=decision), obs=(y > 0).astype(jnp.int32))
         elif augmented:
             lam = numpyro.sample("lam", dist.ImproperUniform(constraints.positive, (), (features.shape[0],)))
             numpyro.factor("hinge", augmented_hinge_log_factor(decision, y, lam, config.C).sum())

@@ -10,12 +10,13 @@ nothing. This Metropolis–Hastings move proposes, for each ``j`` in turn, given
 1. a component ``c' ~ ϖ_{c'} / Σ_k ϖ_k`` over the table and ``ω_j' ~ N(μ_{c'}, Σ_{c'})``;
 2. ``β_j' = (β_{cos,j}', β_{sin,j}') ~ N(b(ω_j'), A(ω_j')^{-1})``, the Laplace approximation of
    ``p(β_j | ω_j', rest)``: a fixed number of Newton steps from ``0`` on ``log N(β_j | 0, I/v) +
-   Σ_n log σ(y_n f_n)``, and ``A`` its negative Hessian at the last step.
+   C Σ_n log σ(y_n f_n)``, and ``A`` its negative Hessian at the last step.
 
 The target's factor ``ϖ_{z_j} N(ω_j | μ_{z_j}, Σ_{z_j})`` cancels against step 1, so the
 acceptance ratio is ``N(β_j' | 0, I/v) L(ω_j', β_j') q(β_j | ω_j) / (N(β_j | 0, I/v) L(ω_j,
-β_j) q(β_j' | ω_j'))`` with ``q`` the Gaussian of step 2 (a deterministic function of ``ω_j``
-and the other frequencies' part of ``f``, so the reverse move's density is exact).
+β_j) q(β_j' | ω_j'))`` with ``L = Π_n σ(y_n f_n)^C`` and ``q`` the Gaussian of step 2 (a
+deterministic function of ``ω_j`` and the other frequencies' part of ``f``, so the reverse move's
+density is exact).
 """
 
 from __future__ import annotations
@@ -38,11 +39,11 @@ def _by_frequency(phi):
     return jnp.moveaxis(phi.reshape(phi.shape[0], 2, phi.shape[1] // 2), -1, 0)
 
 
-def weights_proposal(x, f_rest, y, valid, v):
+def weights_proposal(x, f_rest, y, valid, v, C=1.0):
     """The Laplace approximation ``(b, chol A)`` of ``p(β_j | ·) ∝ N(β_j | 0, I/v) Π_n σ(y_n
-    (f_rest,n + x_nᵀβ_j))`` for features ``x`` (``(N, 2)``): ``NEWTON_STEPS`` Newton steps
+    (f_rest,n + x_nᵀβ_j))^C`` for features ``x`` (``(N, 2)``): ``NEWTON_STEPS`` Newton steps
     from 0, ``A`` the negative Hessian at the result."""
-    w = valid.astype(x.dtype)
+    w = C * valid.astype(x.dtype)
 
     def grad_hess(b):
         s = jax.nn.sigmoid(-y * (f_rest + x @ b))  # 1 - σ(y f)
@@ -64,7 +65,7 @@ def _gaussian_log_density(x, mean, chol_prec):
     return jnp.sum(jnp.log(jnp.diag(chol_prec))) - 0.5 * q @ q - 0.5 * x.shape[0] * jnp.log(2 * jnp.pi)
 
 
-def relocate_frequencies(key, H, omega, beta, v, dp: DPState, y, valid):
+def relocate_frequencies(key, H, omega, beta, v, dp: DPState, y, valid, C=1.0):
     """One relocation proposal per frequency, in order ``j = 0..M-1`` (module docstring); the
     proposals of steps 1 and the random numbers are drawn up front, the Laplace fits and the
     accept tests run in turn. Returns ``(Ω, β, z, acceptance rate)``; ``dp``'s sticks and
@@ -81,14 +82,14 @@ def relocate_frequencies(key, H, omega, beta, v, dp: DPState, y, valid):
     x_old, x_new = _by_frequency(features[:, :-1]), _by_frequency(random_fourier_features(H, proposed))
 
     def log_likelihood(f_all):
-        return jnp.sum(jnp.where(valid, logistic_log_likelihood(f_all, y), 0.0))
+        return C * jnp.sum(jnp.where(valid, logistic_log_likelihood(f_all, y), 0.0))
 
     def one(j, carry):
         omega, beta, z, f, log_lik, accepted = carry
         b_old = jnp.stack([beta[j], beta[M + j]])
         f_rest = f - x_old[j] @ b_old
-        mean_new, chol_new = weights_proposal(x_new[j], f_rest, y, valid, v)
-        mean_old, chol_old = weights_proposal(x_old[j], f_rest, y, valid, v)
+        mean_new, chol_new = weights_proposal(x_new[j], f_rest, y, valid, v, C)
+        mean_old, chol_old = weights_proposal(x_old[j], f_rest, y, valid, v, C)
         # β_j' = b + A^{-1/2} ε for A = L Lᵀ: solve Lᵀ(β_j' - b) = ε
         b_new = mean_new + jax.scipy.linalg.solve_triangular(chol_new.T, eps_beta[j], lower=False)
         f_new = f_rest + x_new[j] @ b_new

@@ -148,9 +148,9 @@ def _gaussian_dp_state(config: M3LAKConfig, dtype=jnp.float64):
 def _label_energy(decision, y, lam, config: M3LAKConfig):
     """-log of the label factor per sample, up to terms free of the decision value: the hinge
     (given λ when ``config.augmented``, else λ-marginal) or the logistic likelihood."""
-    if config.likelihood == "logistic":
-        return -logistic_log_likelihood(decision, y)
     C, augmented = config.C, config.augmented
+    if config.likelihood == "logistic":
+        return -C * logistic_log_likelihood(decision, y)
     zeta = 1.0 - y * decision
     if augmented:
         return C * zeta + (C * zeta) ** 2 / (2.0 * lam)
@@ -163,8 +163,9 @@ def _omega_prior_energy(omega, dp: DPState):
     return 0.5 * jnp.sum(q**2)
 
 
-def joint_beta_omega_step(key, H, omega, beta, v, dp: DPState, y, valid, step_size, n_steps):
-    """One HMC transition of ``(β, Ω)`` given everything else, under the logistic likelihood.
+def joint_beta_omega_step(key, H, omega, beta, v, dp: DPState, y, valid, step_size, n_steps, C=1.0):
+    """One HMC transition of ``(β, Ω)`` given everything else, under the logistic likelihood
+    (each label's log-likelihood weighted by ``C``).
 
     Coordinates whitened by the prior: ``b = √v β`` and ``e_j = G_jᵀ(ω_j - μ_{z_j})`` with
     ``Σ_{z_j}^{-1} = G_j G_jᵀ`` (the current DP component of ``ω_j``), so the prior part of the
@@ -185,7 +186,7 @@ def joint_beta_omega_step(key, H, omega, beta, v, dp: DPState, y, valid, step_si
     def potential(x):
         b, om = unpack(x)
         f = decision_values(H, om, b)
-        return 0.5 * jnp.sum(x**2) - jnp.sum(jnp.where(valid, logistic_log_likelihood(f, y), 0.0))
+        return 0.5 * jnp.sum(x**2) - C * jnp.sum(jnp.where(valid, logistic_log_likelihood(f, y), 0.0))
 
     x0 = jnp.concatenate([sqrt_v * beta, jnp.einsum("jki,jk->ji", G, omega - mu).ravel()])
     x, accept_prob, diverging = joint_hmc_step(key, x0, potential, step_size, n_steps)
@@ -434,7 +435,7 @@ def _update_kernel(
         if config.dp_relocation_moves and "omega" not in fixed:
             key_move = jax.random.fold_in(key_dp, 3)
             omega, beta, z, _ = relocate_frequencies(
-                key_move, latent.H, latent.omega, latent.beta, latent.v, dp, data.y, valid
+                key_move, latent.H, latent.omega, latent.beta, latent.v, dp, data.y, valid, config.C
             )
             (omega, beta), flag = _guard((omega, beta), (latent.omega, latent.beta), 15, flag)
             latent = latent._replace(omega=omega, beta=beta, dp=dp._replace(z=z))
