@@ -351,6 +351,7 @@ def _update_kernel(
             valid,
             step_size_omega,
             config.hmc_steps_joint,
+            config.C,
         )
         (beta, omega), flag = _guard((beta, omega), (latent.beta, latent.omega), 11, flag)
         latent = latent._replace(beta=beta, omega=omega)
