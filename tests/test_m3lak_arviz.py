@@ -34,17 +34,11 @@ def _fit(Xs_y=None, **params):
         return M3LAKClassifier(**{**SETTINGS, **params}).fit(*(Xs_y or _task()))
 
 
-# the tests that share ``fits`` run on one pytest-xdist worker (``--dist loadgroup``), so the two
-# fits are made once per session rather than once per worker
-FITS_GROUP = pytest.mark.xdist_group("m3lak_arviz_fits")
-
-
 @pytest.fixture(scope="module")
 def fits():
     return _fit(n_latent=2), _fit(n_latent=3)
 
 
-@FITS_GROUP
 def test_log_likelihood_is_log_sigmoid_of_the_decision_values(fits):
     idata = fits[0].inference_data_
     ll = idata.log_likelihood["y"].values
@@ -62,7 +56,6 @@ def test_hinge_log_likelihood_is_the_pseudo_likelihood(fitted_estimator):
     np.testing.assert_allclose(idata.log_likelihood["y"].values, expected, rtol=1e-12)
 
 
-@FITS_GROUP
 def test_loo_waic_and_compare_are_finite(fits):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Pareto-k warnings on 120 draws
@@ -76,7 +69,6 @@ def test_loo_waic_and_compare_are_finite(fits):
     assert set(table.index) == {"m=2", "m=3"}
 
 
-@FITS_GROUP
 def test_every_axis_has_a_name_and_coordinates(fits):
     est = fits[0]
     idata = est.inference_data_
@@ -100,7 +92,6 @@ def test_every_axis_has_a_name_and_coordinates(fits):
     assert {"tau[0]", "tau[1]", "beta[bias]", "beta[cos_0]"} <= set(table.index)
 
 
-@FITS_GROUP
 def test_posterior_predictive_replicates_follow_the_likelihood(fits, fitted_estimator):
     """Logistic: replicates are +1 with probability σ(f); over 2 x 60 draws x 40 points the
     frequency of +1 matches the mean of σ(f) within 4 binomial standard errors. Hinge: sign(f)."""
@@ -118,7 +109,6 @@ def test_posterior_predictive_replicates_follow_the_likelihood(fits, fitted_esti
     )
 
 
-@FITS_GROUP
 def test_alignment_rotates_w_and_omega_together(fits):
     """Aligned draws are the raw draws times one orthogonal Q per draw, for every W_i and Ω alike,
     so the predictive latent mean turns by Q and the decision values it gives do not change."""
@@ -261,14 +251,12 @@ def test_sample_more_continues_the_chains_without_recompiling():
     assert est.inference_data_.posterior.sizes["draw"] == 67
 
 
-@FITS_GROUP
 def test_convergence_report_names_sample_more(fits):
     report = fits[0].convergence_report(ess_min=10_000)  # cannot pass: 120 draws
     assert not report.passed
     assert "sample_more" in str(report)
 
 
-@FITS_GROUP
 def test_chain_training_accuracy_against_the_draws(fits, tmp_path):
     """In-sample: each chain's mean of σ(f) over its stored training decision values; from the
     views: the same over that chain's share of ``predictive_decisions`` on the training views."""

@@ -115,7 +115,7 @@ def _invariance_z(move_sweeps=3, step_size=0.25, n_steps=8):
     def push(keys, beta, omega):
         def one(k, b, o):
             for kk in jax.random.split(k, move_sweeps):
-                b, o, _, _ = joint_beta_omega_step(kk, H, o, b, V_BETA, DP, Y, VALID, step_size, n_steps)
+                b, o, _, _ = joint_beta_omega_step(kk, H, o, b, V_BETA, DP, Y, VALID, step_size, n_steps, 1.0)
             return b, o
 
         return jax.vmap(one)(keys, beta, omega)
@@ -169,7 +169,7 @@ def test_joint_move_agrees_with_nuts():
 
     def step(carry, k):
         b, o = carry
-        b, o, _, _ = joint_beta_omega_step(k, H, o, b, V_BETA, dp, Y, VALID, 0.3, 10)
+        b, o, _, _ = joint_beta_omega_step(k, H, o, b, V_BETA, dp, Y, VALID, 0.3, 10, 1.0)
         return (b, o), decision_values(H, o, b)
 
     init = (jnp.zeros(P), jnp.asarray(np.random.default_rng(1).normal(size=(M, m))))

@@ -146,8 +146,9 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         at ``n_latent=14``, C = 4 / 16 lowered the held-out Brier score by 6 / 9 % at the same
         accuracy, with chains agreeing less; LOO of fits with different ``C`` is not
         comparable; experimental: the whole-sweep Geweke test at ``C = 0.5`` still flags one
-        test function, see the CHANGELOG), ``β`` and ``Ω`` moved jointly by one HMC (``hmc_steps_joint`` leapfrog
-        steps), and ``predict_proba`` the posterior predictive mean of ``σ(f)``.
+        test function, see the CHANGELOG), ``β`` and ``Ω`` moved jointly by one HMC
+        (``hmc_steps_joint`` leapfrog steps), and ``predict_proba`` the posterior predictive mean
+        of ``σ(f)``.
     precision_update : {"conditional", "collapsed"}
         ``"conditional"``: each view's ARD precisions r_i and noise precision τ_i from their Gamma
         conditionals given ``W_i, V_i`` (eqs. 13–14). ``"collapsed"`` (not in the paper): U_i

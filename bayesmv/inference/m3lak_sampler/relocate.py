@@ -39,7 +39,7 @@ def _by_frequency(phi):
     return jnp.moveaxis(phi.reshape(phi.shape[0], 2, phi.shape[1] // 2), -1, 0)
 
 
-def weights_proposal(x, f_rest, y, valid, v, C=1.0):
+def weights_proposal(x, f_rest, y, valid, v, C):
     """The Laplace approximation ``(b, chol A)`` of ``p(β_j | ·) ∝ N(β_j | 0, I/v) Π_n σ(y_n
     (f_rest,n + x_nᵀβ_j))^C`` for features ``x`` (``(N, 2)``): ``NEWTON_STEPS`` Newton steps
     from 0, ``A`` the negative Hessian at the result."""
@@ -65,7 +65,7 @@ def _gaussian_log_density(x, mean, chol_prec):
     return jnp.sum(jnp.log(jnp.diag(chol_prec))) - 0.5 * q @ q - 0.5 * x.shape[0] * jnp.log(2 * jnp.pi)
 
 
-def relocate_frequencies(key, H, omega, beta, v, dp: DPState, y, valid, C=1.0):
+def relocate_frequencies(key, H, omega, beta, v, dp: DPState, y, valid, C):
     """One relocation proposal per frequency, in order ``j = 0..M-1`` (module docstring); the
     proposals of steps 1 and the random numbers are drawn up front, the Laplace fits and the
     accept tests run in turn. Returns ``(Ω, β, z, acceptance rate)``; ``dp``'s sticks and

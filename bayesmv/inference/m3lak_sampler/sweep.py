@@ -163,7 +163,7 @@ def _omega_prior_energy(omega, dp: DPState):
     return 0.5 * jnp.sum(q**2)
 
 
-def joint_beta_omega_step(key, H, omega, beta, v, dp: DPState, y, valid, step_size, n_steps, C=1.0):
+def joint_beta_omega_step(key, H, omega, beta, v, dp: DPState, y, valid, step_size, n_steps, C):
     """One HMC transition of ``(β, Ω)`` given everything else, under the logistic likelihood
     (each label's log-likelihood weighted by ``C``).
 
