@@ -85,14 +85,15 @@ def run_demo(output_dir="bayesmv_demo_output", quick=False, random_state=0, seed
             post[name].dims[-1]: post[name][post[name].dims[-1]].values[:n_show]
             for name in ("decision", "tau")
         }
-        axes = az.plot_trace(
+        plots = az.plot_trace_dist(
             idata,
             var_names=["decision", "tau"],
             coords=shown,
             compact=True,
-            figsize=(10, 5),
+            backend="matplotlib",
+            figure_kwargs={"figsize": (10, 5)},
         )
-        fig = np.asarray(axes).ravel()[0].figure
+        fig = plots.viz["figure"].item()
         fig.suptitle(
             f"M3LAK trace: decision values of {n_show} training samples and the first noise precisions τ"
         )

@@ -1,8 +1,13 @@
 """One diagnostics layer for every estimator: ArviZ conversion, summaries and convergence checks.
 
-MCMC fits become ``arviz.InferenceData``; deterministic fits keep a ``FitTrace`` (final
-estimates + per-iteration traces such as the objective). ``summary`` and ``check_convergence``
-accept either, so notebooks treat all methods alike.
+MCMC fits become ArviZ 1.x posteriors: an ``xarray.DataTree`` whose children are the groups
+(``posterior``, ``sample_stats``, ``log_likelihood``, ...). Deterministic fits keep a ``FitTrace``
+(final estimates + per-iteration traces such as the objective). ``summary`` and
+``check_convergence`` accept either, so notebooks treat all methods alike.
+
+This module is the package's one adapter to ArviZ: the rest of the package builds its
+posteriors through :func:`to_inference_data` and :func:`datatree_from_groups` and tests for them
+with :func:`is_datatree`.
 """
 
 from __future__ import annotations
@@ -10,20 +15,31 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
+import arviz as az
 import numpy as np
-
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", FutureWarning)  # ArviZ's refactor notice at import
-    import arviz as az
+import xarray as xr
 
 __all__ = [
     "ConvergenceReport",
     "FitTrace",
     "VariableDiagnostics",
     "check_convergence",
+    "datatree_from_groups",
+    "is_datatree",
     "summary",
     "to_inference_data",
 ]
+
+
+def is_datatree(data) -> bool:
+    """True for an ArviZ 1.x posterior (an ``xarray.DataTree``)."""
+    return isinstance(data, xr.DataTree)
+
+
+def datatree_from_groups(groups) -> xr.DataTree:
+    """An ArviZ posterior from ready-made groups: ``{name: xarray.Dataset}`` (``None`` values
+    dropped), each group a child of the tree's root."""
+    return xr.DataTree.from_dict({name: ds for name, ds in groups.items() if ds is not None})
 
 
 @dataclass
@@ -50,14 +66,16 @@ class FitTrace:
         """Number of iterations recorded (the longest trace)."""
         return int(max((len(np.atleast_1d(t)) for t in self.traces.values()), default=0))
 
-    def to_inference_data(self) -> az.InferenceData:
-        """InferenceData with the estimates as a one-draw ``posterior`` and each trace in
-        ``sample_stats`` along ``draw`` (one draw per iteration, one chain)."""
-        post = {k: np.asarray(v)[None, None, ...] for k, v in self.estimates.items()}
-        stats = {k: np.asarray(v)[None, :] for k, v in self.traces.items()}
+    def to_inference_data(self) -> xr.DataTree:
+        """ArviZ posterior (``xarray.DataTree``) with the estimates as a one-draw ``posterior``
+        and each trace in ``sample_stats`` along ``draw`` (one draw per iteration, one chain)."""
+        groups = {
+            "posterior": {k: np.asarray(v)[None, None, ...] for k, v in self.estimates.items()},
+            "sample_stats": {k: np.asarray(v)[None, :] for k, v in self.traces.items()},
+        }
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return az.from_dict(posterior=post or None, sample_stats=stats or None)
+            return az.from_dict({g: d for g, d in groups.items() if d})
 
 
 def to_inference_data(
@@ -69,17 +87,33 @@ def to_inference_data(
     extra_sample_stats=None,
     log_likelihood=None,
     constant_data=None,
-) -> az.InferenceData:
+) -> xr.DataTree:
     """Convert a ``numpyro.infer.MCMC`` run (or its draws: a dict of ``(chain, draw, ...)``
-    arrays) to ``arviz.InferenceData``.
+    arrays) to an ArviZ 1.x posterior, an ``xarray.DataTree``.
 
-    Keeps NumPyro's sample statistics (``diverging``, ``accept_prob``, ``num_steps``, …) and adds
-    ``extra_sample_stats`` (arrays shaped ``(chain, draw, ...)``), ``log_likelihood`` (pointwise,
-    ``(chain, draw, ...)``, named after the observed variable, for ``az.loo`` / ``az.waic``),
-    ``observed_data`` and ``constant_data`` (dicts of arrays). ``coords`` / ``dims`` name the
-    dimensions of every group's variables, as in ``az.from_dict``.
+    Parameters
+    ----------
+    mcmc : numpyro.infer.MCMC or dict
+        The run, or its draws by name, each shaped ``(chain, draw, ...)``.
+    observed_data, constant_data : dict, optional
+        Arrays without chain and draw axes.
+    posterior_predictive, log_likelihood : dict, optional
+        Arrays shaped ``(chain, draw, ...)``; ``log_likelihood`` is pointwise and named after
+        the observed variable, for ``az.loo`` and ``az.compare``. From an ``MCMC`` run without
+        ``log_likelihood``, NumPyro's pointwise log-likelihood of the model's observed sites.
+    coords, dims : dict, optional
+        Coordinates and dimension names of every group's variables, as in ``az.from_dict``.
+    extra_sample_stats : dict, optional
+        Arrays shaped ``(chain, draw, ...)`` added to ``sample_stats`` (beside NumPyro's
+        ``diverging``, ``accept_prob``, ``num_steps``, ...).
+
+    Returns
+    -------
+    xarray.DataTree
+        One child per non-empty group.
     """
     groups = {
+        "posterior_predictive": posterior_predictive,
         "sample_stats": extra_sample_stats,
         "log_likelihood": log_likelihood,
         "observed_data": observed_data,
@@ -89,27 +123,22 @@ def to_inference_data(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if isinstance(mcmc, dict):
-            return az.from_dict(
-                posterior={k: np.asarray(v) for k, v in mcmc.items()},
-                posterior_predictive=posterior_predictive,
-                coords=coords,
-                dims=dims,
-                **groups,
-            )
-        idata = az.from_numpyro(mcmc, coords=coords, dims=dims, posterior_predictive=posterior_predictive)
-        extra = az.from_dict(coords=coords, dims=dims, **groups)
-        for group in groups:
-            if group == "sample_stats" and "sample_stats" in idata.groups():
-                idata.sample_stats = idata.sample_stats.assign(dict(extra.sample_stats.data_vars))
-                continue
-            if group in idata.groups():
-                delattr(idata, group)
-            idata.add_groups({group: getattr(extra, group)})
+            groups["posterior"] = {k: np.asarray(v) for k, v in mcmc.items()}
+            return az.from_dict(groups, coords=coords, dims=dims)
+        idata = az.from_numpyro(mcmc, coords=coords, dims=dims, log_likelihood=True)
+        if not groups:
+            return idata
+        extra = az.from_dict(groups, coords=coords, dims=dims)
+    for group in groups:
+        if group == "sample_stats" and "sample_stats" in idata.children:
+            idata["sample_stats"] = idata["sample_stats"].to_dataset().assign(extra["sample_stats"].data_vars)
+        else:
+            idata[group] = extra[group]
     return idata
 
 
 def summary(data, var_names=None, **kwargs):
-    """``arviz.summary`` for InferenceData; for a ``FitTrace`` a table of final estimates
+    """``arviz.summary`` for an ArviZ posterior (``xarray.DataTree``); for a ``FitTrace`` a table of final estimates
     (mean, sd, min, max of each array) plus the last value of each trace."""
     if isinstance(data, FitTrace):
         import pandas as pd
@@ -230,14 +259,17 @@ def check_convergence(data, rhat_max=1.01, ess_min=400, var_names=None) -> Conve
     Divergences are also counted per block when ``sample_stats`` holds ``diverging_<block>``
     flags (M3LAK: ``diverging_H``, ``diverging_omega``), in ``info``.
 
-    Accepts ``arviz.InferenceData`` (MCMC) or a ``FitTrace`` (deterministic fits: finite traces
+    Accepts an ArviZ posterior (``xarray.DataTree``, MCMC) or a ``FitTrace`` (deterministic fits: finite traces
     and the optimiser's own convergence flag are checked; r̂/ESS do not apply and show as NaN).
     """
     if isinstance(data, FitTrace):
         return _trace_report(data, rhat_max, ess_min)
-    if not isinstance(data, az.InferenceData) or "posterior" not in data.groups():
-        raise TypeError("check_convergence needs an arviz.InferenceData with a posterior group or a FitTrace")
-    post = data.posterior
+    if not is_datatree(data) or "posterior" not in data.children:
+        raise TypeError(
+            "check_convergence needs an ArviZ posterior (xarray.DataTree) with a posterior group, "
+            f"or a FitTrace; got {type(data).__name__}"
+        )
+    post = data["posterior"].to_dataset()
     names = list(post.data_vars) if var_names is None else list(var_names)
     missing = [n for n in names if n not in post.data_vars]
     if missing:
@@ -259,10 +291,14 @@ def check_convergence(data, rhat_max=1.01, ess_min=400, var_names=None) -> Conve
         et = _worst(ess_tail, name, np.min)
         ok = np.isfinite(r) and r <= rhat_max and eb >= ess_min and et >= ess_min
         variables.append(VariableDiagnostics(name, r, eb, et, bool(ok)))
-    info = ["single chain: r_hat is the split-chain r_hat only; run >= 2 chains"] if n_chains < 2 else []
+    info = (
+        ["single chain: ArviZ computes r_hat from >= 2 chains only (NaN here); run more chains"]
+        if n_chains < 2
+        else []
+    )
     divergences = 0
-    if "sample_stats" in data.groups() and "diverging" in data.sample_stats:
-        stats = data.sample_stats
+    if "sample_stats" in data.children and "diverging" in data["sample_stats"].data_vars:
+        stats = data["sample_stats"].to_dataset()
         divergences = int(np.asarray(stats["diverging"].values).sum())
         blocks = [name for name in stats.data_vars if name.startswith("diverging_")]
         if divergences and blocks:

@@ -5,7 +5,7 @@ A saved fit is one zip archive:
 - ``header.json``: format name and version, the bayesmv version that wrote it, the estimator's
   class, its constructor parameters and its fitted state as a JSON tree;
 - ``arrays.npz``: every array of that tree (read back with ``allow_pickle=False``);
-- ``idata_<k>.nc``: each ``arviz.InferenceData`` as netCDF (HDF5).
+- ``idata_<k>.nc``: each ArviZ posterior (``xarray.DataTree``) as netCDF (HDF5).
 
 Only bayesmv's own classes (estimators, kernel and config dataclasses, named tuples) can be
 rebuilt, looked up by name inside the ``bayesmv`` package; nothing in a file is ever executed
@@ -94,11 +94,10 @@ class _Encoder:
         )
 
     def encode(self, value, where):
-        import arviz as az
         import jax
         from sklearn.base import BaseEstimator
 
-        from .diagnostics import FitTrace
+        from .diagnostics import FitTrace, is_datatree
         from .kernels.pairwise import KERNELS, Kernel
 
         if value is None or isinstance(value, (bool, str)):
@@ -120,7 +119,7 @@ class _Encoder:
             key = f"a{len(self.arrays)}"
             self.arrays[key] = arr
             return {"__array__": key, "jax": isinstance(value, jax.Array)}
-        if isinstance(value, az.InferenceData):
+        if is_datatree(value):
             self.idatas.append(value)
             return {"__idata__": len(self.idatas) - 1}
         if isinstance(value, FitTrace):
@@ -201,7 +200,7 @@ class _Decoder:
         if "__idata__" in node:
             i = node["__idata__"]
             if not isinstance(i, int) or not 0 <= i < len(self.idatas):
-                raise ValueError(f"the file refers to a missing InferenceData {i!r}")
+                raise ValueError(f"the file refers to a missing ArviZ posterior {i!r}")
             return self.idatas[i]
         if "__fittrace__" in node:
             return FitTrace(**{k: self.decode(v) for k, v in node["__fittrace__"].items()})

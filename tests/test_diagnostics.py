@@ -9,7 +9,9 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 import pytest
+import xarray as xr
 from numpyro.infer import MCMC, NUTS
+from scipy.stats import norm
 
 import bayesmv
 from bayesmv import cli
@@ -39,11 +41,13 @@ def test_to_inference_data_from_numpyro(nuts_run):
     mcmc, y = nuts_run
     extra = {"my_stat": np.ones((2, 600))}
     idata = to_inference_data(mcmc, observed_data={"y": y}, extra_sample_stats=extra)
-    assert isinstance(idata, az.InferenceData)
-    assert {"posterior", "sample_stats", "observed_data"} <= set(idata.groups())
+    assert isinstance(idata, xr.DataTree)
+    assert {"posterior", "sample_stats", "observed_data", "log_likelihood"} <= set(idata.children)
     assert idata.posterior["mu"].shape == (2, 600)
     assert "diverging" in idata.sample_stats and "my_stat" in idata.sample_stats
     np.testing.assert_allclose(idata.observed_data["y"].values, y)
+    mu = idata.posterior["mu"].values[..., None]  # NumPyro's pointwise log-likelihood of y
+    np.testing.assert_allclose(idata.log_likelihood["y"].values, norm.logpdf(y, mu, 1.0), rtol=1e-6)
     # posterior mean of mu close to the conjugate answer
     post_mean = y.sum() / (len(y) + 1e-2)
     assert float(idata.posterior["mu"].mean()) == pytest.approx(post_mean, abs=0.1)
@@ -58,33 +62,42 @@ def test_check_convergence_passes_for_good_chains_and_fails_for_stuck_ones(nuts_
     assert "mu" in text and "PASSED" in text and "r_hat" in text
     rng = np.random.default_rng(1)
     stuck = az.from_dict(
-        posterior={"a": rng.normal(size=(4, 500)) + np.arange(4)[:, None], "b": rng.normal(size=(4, 500, 3))},
-        sample_stats={"diverging": np.zeros((4, 500), bool)},
+        {
+            "posterior": {
+                "a": rng.normal(size=(4, 500)) + np.arange(4)[:, None],
+                "b": rng.normal(size=(4, 500, 3)),
+            },
+            "sample_stats": {"diverging": np.zeros((4, 500), bool)},
+        }
     )
     rep = check_convergence(stuck)
     assert not rep.passed and rep.failed == ["a"]
     assert rep.to_dataframe().loc["b", "passed"]
     assert "NOT CONVERGED" in str(rep)
-    div = stuck.copy()
+    div = stuck.copy(deep=True)
     div.sample_stats["diverging"][0, :3] = True
     assert check_convergence(div, var_names=["b"]).divergences == 3
     assert not any("by block" in line for line in check_convergence(div, var_names=["b"]).info)
     by_block = az.from_dict(
-        posterior={"b": rng.normal(size=(4, 500))},
-        sample_stats={
-            "diverging": np.eye(4, 500, dtype=bool) | np.eye(4, 500, k=1, dtype=bool),
-            "diverging_H": np.eye(4, 500, dtype=bool),
-            "diverging_omega": np.eye(4, 500, k=1, dtype=bool),
-        },
+        {
+            "posterior": {"b": rng.normal(size=(4, 500))},
+            "sample_stats": {
+                "diverging": np.eye(4, 500, dtype=bool) | np.eye(4, 500, k=1, dtype=bool),
+                "diverging_H": np.eye(4, 500, dtype=bool),
+                "diverging_omega": np.eye(4, 500, k=1, dtype=bool),
+            },
+        }
     )
     assert "divergent transitions by block: H 4, omega 4" in check_convergence(by_block).info
     assert not check_convergence(div, var_names=["b"]).passed
-    nan = az.from_dict(posterior={"a": np.where(np.eye(4, 500) > 0, np.nan, rng.normal(size=(4, 500)))})
+    nan = az.from_dict({"posterior": {"a": np.where(np.eye(4, 500) > 0, np.nan, rng.normal(size=(4, 500)))}})
     assert any("non-finite" in n for n in check_convergence(nan).notes)
     with pytest.raises(ValueError, match="not in the posterior"):
         check_convergence(stuck, var_names=["zzz"])
-    with pytest.raises(TypeError, match="InferenceData"):
+    with pytest.raises(TypeError, match="DataTree"):
         check_convergence({"a": 1})
+    with pytest.raises(TypeError, match="DataTree"):
+        check_convergence(stuck["posterior"].to_dataset())
 
 
 def test_fit_trace_container_works_with_the_same_functions():

@@ -11,7 +11,7 @@ import warnings
 import arviz as az
 import numpy as np
 import pytest
-from scipy.special import expit, log_expit
+from scipy.special import expit, log_expit, logsumexp
 
 import bayesmv  # noqa: F401  (float64)
 from bayesmv import M3LAKClassifier
@@ -56,16 +56,22 @@ def test_hinge_log_likelihood_is_the_pseudo_likelihood(fitted_estimator):
     np.testing.assert_allclose(idata.log_likelihood["y"].values, expected, rtol=1e-12)
 
 
-def test_loo_waic_and_compare_are_finite(fits):
+def test_loo_and_compare_agree_with_the_pointwise_log_likelihood(fits):
+    """PSIS-LOO on the stored log-likelihood: finite, one term per training point, its effective
+    number of parameters ``p`` the in-sample lppd minus elpd (lppd from the draws by hand), and
+    close to WAIC (written out here: ArviZ 1.x has no ``waic``) on this well-behaved posterior."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Pareto-k warnings on 120 draws
         loo = az.loo(fits[0].inference_data_, pointwise=True)
-        waic = az.waic(fits[0].inference_data_)
         table = az.compare({"m=2": fits[0].inference_data_, "m=3": fits[1].inference_data_})
-    assert np.isfinite(loo.elpd_loo) and np.isfinite(loo.se) and loo.loo_i.shape == (40,)
-    assert np.isfinite(waic.elpd_waic)
-    assert loo.elpd_loo < 0  # a sum of log-probabilities of 40 binary labels
-    assert list(table.index) and np.isfinite(table["elpd_loo"].to_numpy(dtype=float)).all()
+    assert np.isfinite(loo.elpd) and np.isfinite(loo.se) and loo.elpd_i.shape == (40,)
+    assert loo.elpd < 0  # a sum of log-probabilities of 40 binary labels
+    ll = fits[0].inference_data_.log_likelihood["y"].values.reshape(-1, 40)
+    lppd_i = logsumexp(ll, axis=0) - np.log(ll.shape[0])
+    np.testing.assert_allclose(float(loo.p), lppd_i.sum() - float(loo.elpd), rtol=1e-9)
+    elpd_waic = np.sum(lppd_i - ll.var(axis=0, ddof=1))
+    assert abs(float(loo.elpd) - elpd_waic) < float(loo.se), (float(loo.elpd), elpd_waic, float(loo.se))
+    assert list(table.index) and np.isfinite(table["elpd"].to_numpy(dtype=float)).all()
     assert set(table.index) == {"m=2", "m=3"}
 
 
@@ -79,14 +85,14 @@ def test_every_axis_has_a_name_and_coordinates(fits):
     assert post["r"].dims == ("chain", "draw", "view", "latent")
     assert post["dp_assignments"].dims == ("chain", "draw", "frequency")
     for group in ("posterior", "log_likelihood", "observed_data"):
-        ds = getattr(idata, group)
-        assert ds["decision" if group == "posterior" else "y"].dims[-1] == "sample", group
+        ds = idata[group]
+        assert ds["decision" if group == "posterior" else "y"].dims[-1] == "obs_id", group
         generic = [d for v in ds.data_vars for d in ds[v].dims if "_dim_" in d]
         assert not generic, (group, generic)
     M = est.n_frequencies
     labels = post["beta"].coords["rff_feature"].values
     assert [labels[0], labels[M], labels[2 * M]] == ["cos_0", "sin_0", "bias"]
-    np.testing.assert_array_equal(post.coords["sample"], np.arange(40))
+    np.testing.assert_array_equal(post.coords["obs_id"], np.arange(40))
     assert post.sizes["feature_0"] == est.n_features_per_view_[0]
     table = az.summary(idata, var_names=["tau", "beta"], kind="diagnostics")
     assert {"tau[0]", "tau[1]", "beta[bias]", "beta[cos_0]"} <= set(table.index)
@@ -98,7 +104,7 @@ def test_posterior_predictive_replicates_follow_the_likelihood(fits, fitted_esti
     idata = fits[0].inference_data_
     rep = idata.posterior_predictive["y"].values
     f = idata.posterior["decision"].values
-    assert idata.posterior_predictive["y"].dims == ("chain", "draw", "sample")
+    assert idata.posterior_predictive["y"].dims == ("chain", "draw", "obs_id")
     assert set(np.unique(rep)) <= {-1.0, 1.0}
     p = 1.0 / (1.0 + np.exp(-f))
     se = np.sqrt(np.sum(p * (1 - p))) / p.size
@@ -280,3 +286,37 @@ def test_chain_training_accuracy_against_the_draws(fits, tmp_path):
     with pytest.raises(ValueError, match="training views"):
         loaded.chain_training_accuracy()
     assert "in-sample" not in str(loaded.convergence_report(ess_min=10_000))
+
+
+def test_a_pymc_fit_and_bayesmv_fits_share_one_arviz(fits):
+    """bayesmv and PyMC 6 install into one environment (the test extra asks for both) and one
+    ArviZ 1.x reads both libraries' posteriors: ``az.compare`` on two bayesmv fits,
+    ``az.summary`` on a bayesmv fit and on a tiny PyMC fit of a normal mean, whose posterior
+    mean matches the conjugate answer within 5 Monte Carlo standard errors."""
+    import pymc as pm
+    from packaging.version import Version
+
+    assert Version(pm.__version__) >= Version("6") and Version(az.__version__) >= Version("1.1")
+    y = np.random.default_rng(0).normal(1.5, 1.0, 30)
+    with pm.Model(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mu = pm.Normal("mu", 0.0, 10.0)
+        pm.Normal("y", mu, 1.0, observed=y)
+        pymc_idata = pm.sample(
+            draws=500,
+            tune=500,
+            chains=2,
+            cores=1,
+            random_seed=0,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
+    pymc_table = az.summary(pymc_idata, var_names=["mu"], round_to="none")
+    conjugate_mean = y.sum() / (len(y) + 1e-2)  # prior N(0, 10^2), unit noise
+    assert abs(pymc_table.loc["mu", "mean"] - conjugate_mean) < 5 * pymc_table.loc["mu", "mcse_mean"]
+    ours = az.summary(fits[0].inference_data_, var_names=["tau"], round_to="none")
+    assert list(ours.columns) == list(pymc_table.columns)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Pareto-k warnings on 120 draws
+        table = az.compare({"m=2": fits[0].inference_data_, "m=3": fits[1].inference_data_})
+    assert set(table.index) == {"m=2", "m=3"} and np.isfinite(table["elpd"].to_numpy(dtype=float)).all()

@@ -315,8 +315,8 @@ def test_inference_data_and_reports(binary_fit):
     est, Xtr, *_ = binary_fit
     idata = est.inference_data_
     groups = {"posterior", "posterior_predictive", "log_likelihood", "sample_stats", "observed_data"}
-    assert groups | {"constant_data"} <= set(idata.groups())
-    # constant_data: the (sample, view) mask of observed views (20 % of the samples miss one)
+    assert groups | {"constant_data"} <= set(idata.children)
+    # constant_data: the (obs_id, view) mask of observed views (20 % of the samples miss one)
     expected = np.stack([~np.isnan(X).all(axis=1) for X in Xtr], axis=1)
     assert not expected.all()
     np.testing.assert_array_equal(idata.constant_data["observed"].values, expected)

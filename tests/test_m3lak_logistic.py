@@ -177,7 +177,7 @@ def test_joint_move_agrees_with_nuts():
     f_move = np.asarray(f_move[1000:])
 
     def mean_sd_se(f):
-        ess = np.array([float(az.ess(f[:, i])) for i in range(f.shape[1])])
+        ess = np.array([float(az.ess(f[None, :, i])) for i in range(f.shape[1])])
         mean, sd = f.mean(0), f.std(0)
         return mean, sd, sd / np.sqrt(ess), sd / np.sqrt(2 * ess)
 

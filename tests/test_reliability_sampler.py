@@ -30,8 +30,10 @@ def _idata(chains=2, draws=200, shift=0.0, diverging=0, nan=False, seed=0):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return az.from_dict(
-            posterior={"tau": tau, "decision": rng.standard_normal((chains, draws, 3))},
-            sample_stats={"diverging": div},
+            {
+                "posterior": {"tau": tau, "decision": rng.standard_normal((chains, draws, 3))},
+                "sample_stats": {"diverging": div},
+            }
         )
 
 

@@ -2,7 +2,7 @@
 
 The sampler lives in ``bayesmv.models.m3lak`` / ``bayesmv.inference`` (``run_m3lak``). This module
 validates and standardises the views, runs one chain set per one-vs-rest problem, turns the run
-into ``arviz.InferenceData`` and implements the posterior predictive:
+into an ArviZ posterior (``xarray.DataTree``) and implements the posterior predictive:
 
 * ``h* | x*, W, V, τ`` is Gaussian once the per-view latents ``u*`` are integrated out
   (DESIGN §5): with ``Σ_i = V_iV_iᵀ + τ_i⁻¹I`` and, by Woodbury,
@@ -18,7 +18,7 @@ quantities when ``τ`` is large.
 
 Modules: :mod:`~bayesmv.m3lak.estimators` (the classifier), :mod:`~bayesmv.m3lak.settings` (its
 parameters checked and turned into the model's config), :mod:`~bayesmv.m3lak.posterior` (draws,
-aligned axes, InferenceData) and :mod:`~bayesmv.m3lak.predictive` (the posterior predictive).
+aligned axes, the ArviZ posterior) and :mod:`~bayesmv.m3lak.predictive` (the posterior predictive).
 """
 
 from .estimators import M3LAKClassifier

@@ -1,6 +1,6 @@
 """M3LAK's posterior: the chains of every one-vs-rest problem, their draws checked, latent axes
 aligned across draws (Procrustes), replicated labels, named dimensions, and one
-``arviz.InferenceData`` per problem stacked along ``ovr_class``."""
+ArviZ posterior (``xarray.DataTree``) per problem stacked along ``ovr_class``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from scipy.special import expit
 
 from .. import inference
 from ..datasets import observed_mask
-from ..diagnostics import to_inference_data
+from ..diagnostics import datatree_from_groups, to_inference_data
 from ..models.m3lak import pointwise_log_likelihood
 
 __all__ = [
@@ -78,14 +78,14 @@ def replicate_labels(decision, likelihood, rng):
 
 
 def posterior_dims(n_samples, n_features_per_view, n_frequencies, n_latent, n_view_latent, noise="view"):
-    """``(coords, dims)`` naming every M3LAK draw's axes for ``az.from_dict``: ``sample``
+    """``(coords, dims)`` naming every M3LAK draw's axes for ``az.from_dict``: ``obs_id``
     (training points), ``view``, ``feature_i`` (view i's features), ``latent`` (shared, m),
     ``view_latent`` (per view, K), ``frequency`` (M), ``rff_feature`` (``cos_j``, ``sin_j``,
     ``bias``: the 2M + 1 entries of β), ``dp_component``; with ``noise="feature"`` τ's axis is
     ``view_feature`` (``"i:d"``, feature d of view i)."""
     M = n_frequencies
     coords = {
-        "sample": np.arange(n_samples),
+        "obs_id": np.arange(n_samples),
         "view": np.arange(len(n_features_per_view)),
         "latent": np.arange(n_latent),
         "view_latent": np.arange(n_view_latent),
@@ -99,9 +99,9 @@ def posterior_dims(n_samples, n_features_per_view, n_frequencies, n_latent, n_vi
         "omega": ["frequency", "latent"],
         "tau": ["view_feature" if noise == "feature" else "view"],
         "r": ["view", "latent"],
-        "decision": ["sample"],
-        "y": ["sample"],
-        "observed": ["sample", "view"],
+        "decision": ["obs_id"],
+        "y": ["obs_id"],
+        "observed": ["obs_id", "view"],
         "dp_weights": ["dp_component"],
         "dp_assignments": ["frequency"],
     }
@@ -113,20 +113,19 @@ def posterior_dims(n_samples, n_features_per_view, n_frequencies, n_latent, n_vi
 
 
 def _stack_inference_data(idatas, classes):
-    """Concatenate per-class InferenceData along a new ``ovr_class`` dimension (coordinates: the
-    class labels)."""
-    import arviz as az
+    """Concatenate per-class ArviZ posteriors along a new ``ovr_class`` dimension (coordinates:
+    the class labels)."""
     import xarray as xr
 
-    groups = {"constant_data": idatas[0].constant_data}  # the same for every problem
+    groups = {"constant_data": idatas[0]["constant_data"].to_dataset()}  # the same for every problem
     for group in ("posterior", "posterior_predictive", "sample_stats", "log_likelihood", "observed_data"):
-        parts = [getattr(idata, group) for idata in idatas if group in idata.groups()]
+        parts = [idata[group].to_dataset() for idata in idatas if group in idata.children]
         if len(parts) == len(idatas):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 stacked = xr.concat(parts, dim="ovr_class", coords="minimal", compat="override")
                 groups[group] = stacked.assign_coords(ovr_class=np.asarray(classes))
-    return az.InferenceData(**groups)
+    return datatree_from_groups(groups)
 
 
 def checked_samples(post, k):
@@ -157,7 +156,7 @@ def dp_overflow_notes(post, k, n_problems, dp_capacity):
 def posterior_outputs(raw, stats, Zs, targets, config, likelihood, random_seed, classes):
     """``(posterior_draws, inference_data)`` from the per-problem draws ``raw`` and sampler
     statistics ``stats`` on the standardised training views ``Zs`` and ±1 ``targets`` (one column
-    per problem): the flattened draws the predictive needs, and the InferenceData with latent
+    per problem): the flattened draws the predictive needs, and the ArviZ posterior with latent
     axes aligned (:func:`align_latent_axes`), pointwise log-likelihood, replicated labels
     (drawn with ``[random_seed, k]``), the observed-view mask and named dimensions, stacked
     along ``ovr_class`` (labelled with ``classes``) for several problems."""
