@@ -31,6 +31,11 @@ import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
+# ArviZ 1.x puts a lazily loaded numpyro in sys.modules when it is imported first; a numpyro
+# submodule imported before the package itself is then missing from its parent's attributes
+# (numpyro.infer.initialization, which az.from_numpyro reads). Importing the package first avoids it.
+import numpyro  # noqa: E402, F401
+
 from . import datasets, diagnostics, kernels, preprocessing  # noqa: E402
 from .datasets import MultiViewArray  # noqa: E402
 from .diagnostics import FitTrace, check_convergence, summary, to_inference_data  # noqa: E402

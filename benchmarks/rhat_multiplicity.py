@@ -39,7 +39,7 @@ def verdict(rng, ess, chains, draws, quantities):
     ratio = ess / (chains * draws)
     rho = (1.0 - ratio) / (1.0 + ratio)
     paths = stationary_ar1(rng, rho, (chains, quantities, draws)).transpose(0, 2, 1)
-    (f,) = check_convergence(az.from_dict(posterior={"f": paths})).variables
+    (f,) = check_convergence(az.from_dict({"posterior": {"f": paths}})).variables
     return f.r_hat, f.passed
 
 

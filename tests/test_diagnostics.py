@@ -54,6 +54,26 @@ def test_to_inference_data_from_numpyro(nuts_run):
     assert "r_hat" in summary(idata).columns
 
 
+def test_to_inference_data_in_a_fresh_interpreter():
+    """ArviZ 1.x, imported by bayesmv, puts a lazily loaded numpyro in ``sys.modules``; a numpyro
+    submodule imported before the package itself then goes missing from its parent, and
+    ``az.from_numpyro`` fails on ``numpyro.infer.initialization`` (so it did before bayesmv
+    imported the numpyro package first). A fresh interpreter imports in the order that broke."""
+    code = (
+        "import bayesmv, jax\n"
+        "from numpyro.infer import MCMC, NUTS\n"
+        "from numpyro import distributions, sample\n"
+        "def model():\n"
+        "    sample('mu', distributions.Normal(0.0, 1.0))\n"
+        "mcmc = MCMC(NUTS(model), num_warmup=20, num_samples=20, progress_bar=False)\n"
+        "mcmc.run(jax.random.PRNGKey(0))\n"
+        "print(bayesmv.to_inference_data(mcmc).posterior['mu'].shape)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().endswith("(1, 20)"), run.stdout
+
+
 def test_check_convergence_passes_for_good_chains_and_fails_for_stuck_ones(nuts_run):
     idata = to_inference_data(nuts_run[0])
     report = check_convergence(idata, ess_min=200)
