@@ -342,7 +342,7 @@ def pointwise_log_likelihood(decision, y, config: M3LAKConfig):
     """``log p(y_n | f_n)`` per sample under ``config.likelihood``, in NumPy (for stored draws):
     ``C`` × :func:`logistic_log_likelihood` (the factor the posterior holds; a proper likelihood
     at ``C = 1``), or for the hinge the λ-marginal :func:`hinge_log_pseudo_likelihood` (not
-    normalised over ``y``: its LOO / WAIC compare hinge fits with one another, not with logistic
+    normalised over ``y``: its PSIS-LOO compares hinge fits with one another, not with logistic
     ones; likewise logistic fits with different ``C``)."""
     margin = np.asarray(y) * np.asarray(decision)
     if config.likelihood == "logistic":
