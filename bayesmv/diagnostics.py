@@ -5,9 +5,8 @@ MCMC fits become ArviZ 1.x posteriors: an ``xarray.DataTree`` whose children are
 (final estimates + per-iteration traces such as the objective). ``summary`` and
 ``check_convergence`` accept either, so notebooks treat all methods alike.
 
-This module is the package's one adapter to ArviZ: the rest of the package builds its
-posteriors through :func:`to_inference_data` and :func:`datatree_from_groups` and tests for them
-with :func:`is_datatree`.
+This module is the package's one adapter to ArviZ's API: the rest of the package builds its
+posteriors through :func:`to_inference_data` and handles them as plain ``xarray.DataTree``.
 """
 
 from __future__ import annotations
@@ -24,22 +23,9 @@ __all__ = [
     "FitTrace",
     "VariableDiagnostics",
     "check_convergence",
-    "datatree_from_groups",
-    "is_datatree",
     "summary",
     "to_inference_data",
 ]
-
-
-def is_datatree(data) -> bool:
-    """True for an ArviZ 1.x posterior (an ``xarray.DataTree``)."""
-    return isinstance(data, xr.DataTree)
-
-
-def datatree_from_groups(groups) -> xr.DataTree:
-    """An ArviZ posterior from ready-made groups: ``{name: xarray.Dataset}`` (``None`` values
-    dropped), each group a child of the tree's root."""
-    return xr.DataTree.from_dict({name: ds for name, ds in groups.items() if ds is not None})
 
 
 @dataclass
@@ -125,7 +111,8 @@ def to_inference_data(
         if isinstance(mcmc, dict):
             groups["posterior"] = {k: np.asarray(v) for k, v in mcmc.items()}
             return az.from_dict(groups, coords=coords, dims=dims)
-        idata = az.from_numpyro(mcmc, coords=coords, dims=dims, log_likelihood=True)
+        # NumPyro's pointwise log-likelihood only where the caller gives none (it would be replaced)
+        idata = az.from_numpyro(mcmc, coords=coords, dims=dims, log_likelihood="log_likelihood" not in groups)
         if not groups:
             return idata
         extra = az.from_dict(groups, coords=coords, dims=dims)
@@ -138,8 +125,8 @@ def to_inference_data(
 
 
 def summary(data, var_names=None, **kwargs):
-    """``arviz.summary`` for an ArviZ posterior (``xarray.DataTree``); for a ``FitTrace`` a table of final estimates
-    (mean, sd, min, max of each array) plus the last value of each trace."""
+    """``arviz.summary`` for an ArviZ posterior (``xarray.DataTree``); for a ``FitTrace`` a table
+    of final estimates (mean, sd, min, max of each array) plus the last value of each trace."""
     if isinstance(data, FitTrace):
         import pandas as pd
 
@@ -259,12 +246,13 @@ def check_convergence(data, rhat_max=1.01, ess_min=400, var_names=None) -> Conve
     Divergences are also counted per block when ``sample_stats`` holds ``diverging_<block>``
     flags (M3LAK: ``diverging_H``, ``diverging_omega``), in ``info``.
 
-    Accepts an ArviZ posterior (``xarray.DataTree``, MCMC) or a ``FitTrace`` (deterministic fits: finite traces
-    and the optimiser's own convergence flag are checked; r̂/ESS do not apply and show as NaN).
+    Accepts an ArviZ posterior (``xarray.DataTree``, MCMC) or a ``FitTrace`` (deterministic fits:
+    finite traces and the optimiser's own convergence flag are checked; r̂/ESS do not apply and
+    show as NaN).
     """
     if isinstance(data, FitTrace):
         return _trace_report(data, rhat_max, ess_min)
-    if not is_datatree(data) or "posterior" not in data.children:
+    if not isinstance(data, xr.DataTree) or "posterior" not in data.children:
         raise TypeError(
             "check_convergence needs an ArviZ posterior (xarray.DataTree) with a posterior group, "
             f"or a FitTrace; got {type(data).__name__}"

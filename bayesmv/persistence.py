@@ -95,9 +95,10 @@ class _Encoder:
 
     def encode(self, value, where):
         import jax
+        import xarray as xr
         from sklearn.base import BaseEstimator
 
-        from .diagnostics import FitTrace, is_datatree
+        from .diagnostics import FitTrace
         from .kernels.pairwise import KERNELS, Kernel
 
         if value is None or isinstance(value, (bool, str)):
@@ -119,7 +120,7 @@ class _Encoder:
             key = f"a{len(self.arrays)}"
             self.arrays[key] = arr
             return {"__array__": key, "jax": isinstance(value, jax.Array)}
-        if is_datatree(value):
+        if isinstance(value, xr.DataTree):
             self.idatas.append(value)
             return {"__idata__": len(self.idatas) - 1}
         if isinstance(value, FitTrace):

@@ -52,6 +52,10 @@ def test_to_inference_data_from_numpyro(nuts_run):
     post_mean = y.sum() / (len(y) + 1e-2)
     assert float(idata.posterior["mu"].mean()) == pytest.approx(post_mean, abs=0.1)
     assert "r_hat" in summary(idata).columns
+    given = {"y": np.zeros((2, 600, len(y)))}  # a caller's log-likelihood replaces NumPyro's
+    np.testing.assert_array_equal(
+        to_inference_data(mcmc, log_likelihood=given).log_likelihood["y"].values, 0.0
+    )
 
 
 def test_to_inference_data_in_a_fresh_interpreter():

@@ -280,19 +280,18 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         Per one-vs-rest problem, every draw as the sampler made it, ``(chain, draw, ...)``
         (``inference_data_`` holds ``W_i``, ``omega`` and ``r`` aligned instead).
     inference_data_ : xarray.DataTree
-        The ArviZ posterior: posterior (β, Ω, τ, r, W, V, DP weights/assignments, training decision values; ``W_i``,
-        ``omega`` and ``r`` turned to one orientation of the latent space by
+        The ArviZ posterior: posterior (β, Ω, τ, r, W, V, DP weights/assignments, training decision
+        values; ``W_i``, ``omega`` and ``r`` turned to one orientation of the latent space by
         :func:`align_latent_axes`, which leaves the decision values unchanged, so that their
-        summaries and r̂ mean something across chains), sample
-        statistics, ``observed_data`` y (±1) and ``log_likelihood`` y (``log p(y_n | f_n)`` per
-        draw and training sample under ``likelihood``; the hinge's is its pseudo-likelihood), so
-        ``az.loo`` and ``az.compare`` run (read their Pareto k: each training point has latents
-        of its own, and on an mfeat fit of 300 points every k was above 0.7, which makes
-        PSIS-LOO unreliable there), ``posterior_predictive`` y (replicated
-        training labels, :func:`replicate_labels`) and ``constant_data`` observed (the
-        ``(obs_id, view)`` mask of observed views). Every axis is named (:func:`posterior_dims`).
-        With more than two classes every variable gains an ``ovr_class`` dimension (one slice
-        per one-vs-rest problem, labelled with the class).
+        summaries and r̂ mean something across chains), sample statistics, ``observed_data`` y (±1)
+        and ``log_likelihood`` y (``log p(y_n | f_n)`` per draw and training sample under
+        ``likelihood``; the hinge's is its pseudo-likelihood), so ``az.loo`` and ``az.compare`` run
+        (read their Pareto k: each training point has latents of its own, and on an mfeat fit of 300
+        points every k was above 0.7, which makes PSIS-LOO unreliable there),
+        ``posterior_predictive`` y (replicated training labels, :func:`replicate_labels`) and
+        ``constant_data`` observed (the ``(obs_id, view)`` mask of observed views). Every axis is
+        named (:func:`posterior_dims`). With more than two classes every variable gains an
+        ``ovr_class`` dimension (one slice per one-vs-rest problem, labelled with the class).
     """
 
     _allow_missing = True

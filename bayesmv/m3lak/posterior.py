@@ -12,7 +12,7 @@ from scipy.special import expit
 
 from .. import inference
 from ..datasets import observed_mask
-from ..diagnostics import datatree_from_groups, to_inference_data
+from ..diagnostics import to_inference_data
 from ..models.m3lak import pointwise_log_likelihood
 
 __all__ = [
@@ -125,7 +125,7 @@ def _stack_inference_data(idatas, classes):
                 warnings.simplefilter("ignore")
                 stacked = xr.concat(parts, dim="ovr_class", coords="minimal", compat="override")
                 groups[group] = stacked.assign_coords(ovr_class=np.asarray(classes))
-    return datatree_from_groups(groups)
+    return xr.DataTree.from_dict(groups)
 
 
 def checked_samples(post, k):
