@@ -3,6 +3,10 @@
 * ``hypothesis_cases``: a session-wide counter of generated property-test cases (keyed by test);
   the total is printed in pytest's terminal summary (independent of ``-s``; pytest-xdist workers
   send theirs to the controller).
+* JAX compile time: the seconds each test (its set-up included) spends tracing, lowering and
+  compiling XLA programs (``jax.monitoring``'s compile events; a persistent-cache hit counts its
+  read time), summed over the run and printed, with the tests that compile longest, in the
+  terminal summary beside ``--durations``.
 * ``tiny_problem`` / ``fitted_estimator``: one tiny data set and one lazily fitted instance of
   each public estimator per session (shared by the reliability and persistence tests, so the
   expensive M3LAK compile happens once).
@@ -17,12 +21,21 @@ import numpy as np
 import pytest
 
 _CASES_KEY = pytest.StashKey[collections.Counter]()
+_COMPILE_KEY = pytest.StashKey[collections.Counter]()  # test node id -> JAX compile seconds
+_COMPILE_EVENTS = (
+    "/jax/core/compile/jaxpr_trace_duration",
+    "/jax/core/compile/jaxpr_to_mlir_module_duration",
+    "/jax/core/compile/backend_compile_duration",
+)
+_current_test = ["(collection)"]  # the node id that compile events are charged to
 _SESSION_CACHE = "BAYESMV_TEST_SESSION_JAX_CACHE"  # the cache directory this test session made
 
 
 def pytest_configure(config):
     config.stash[_CASES_KEY] = collections.Counter()
+    config.stash[_COMPILE_KEY] = collections.Counter()
     _enable_compilation_cache(config)
+    _record_compile_time(config.stash[_COMPILE_KEY])
 
 
 def pytest_unconfigure(config):
@@ -62,20 +75,50 @@ def _enable_compilation_cache(config):
     jax.config.update("jax_compilation_cache_dir", path)
 
 
+def _record_compile_time(seconds):
+    """Charge JAX's trace, lowering and XLA-compile durations to the running test."""
+    import jax
+
+    def listener(event, duration, **kwargs):
+        if event in _COMPILE_EVENTS:
+            seconds[_current_test[0]] += duration
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    _current_test[0] = item.nodeid
+    try:
+        return (yield)
+    finally:
+        _current_test[0] = "(between tests)"
+
+
 def pytest_sessionfinish(session):
-    """A pytest-xdist worker hands its property-test case counts to the controller."""
+    """A pytest-xdist worker hands its property-test case counts and compile times to the
+    controller."""
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
         workeroutput["hypothesis_cases"] = dict(session.config.stash[_CASES_KEY])
+        workeroutput["compile_seconds"] = dict(session.config.stash[_COMPILE_KEY])
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error):
-    """The controller adds up its workers' property-test case counts (pytest-xdist only)."""
-    node.config.stash[_CASES_KEY].update(getattr(node, "workeroutput", {}).get("hypothesis_cases", {}))
+    """The controller adds up its workers' case counts and compile times (pytest-xdist only)."""
+    output = getattr(node, "workeroutput", {})
+    node.config.stash[_CASES_KEY].update(output.get("hypothesis_cases", {}))
+    node.config.stash[_COMPILE_KEY].update(output.get("compile_seconds", {}))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    compile_seconds = config.stash.get(_COMPILE_KEY, None)
+    if compile_seconds:
+        total = sum(compile_seconds.values())
+        terminalreporter.write_sep("-", f"JAX compile time: {total:.0f} s over all workers")
+        for name, sec in compile_seconds.most_common(15):
+            terminalreporter.write_line(f"  {sec:7.1f} s  {name}")
     counts = config.stash.get(_CASES_KEY, None)
     if counts:
         total = sum(counts.values())
