@@ -37,6 +37,7 @@ def nuts_run():
     return mcmc, y
 
 
+@pytest.mark.slow
 def test_to_inference_data_from_numpyro(nuts_run):
     mcmc, y = nuts_run
     extra = {"my_stat": np.ones((2, 600))}
@@ -58,6 +59,7 @@ def test_to_inference_data_from_numpyro(nuts_run):
     )
 
 
+@pytest.mark.slow
 def test_to_inference_data_in_a_fresh_interpreter():
     """ArviZ 1.x, imported by bayesmv, puts a lazily loaded numpyro in ``sys.modules``; a numpyro
     submodule imported before the package itself then goes missing from its parent, and
@@ -157,6 +159,7 @@ def test_cli_help_and_info(capsys):
     assert "numpyro" in out and "arviz" in out and "cpu:0" in out and bayesmv.__version__ in out
 
 
+@pytest.mark.slow
 def test_console_script_is_installed():
     exe = __import__("shutil").which("bayesmv", path=str(__import__("pathlib").Path(sys.executable).parent))
     assert exe is not None, "the `bayesmv` console script is not installed next to the interpreter"

@@ -72,6 +72,7 @@ def site(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_pages_and_notebooks_rendered(site):
     for page in ["index", "getting_started", "choosing_a_method", "benchmarks", "api/index"]:
         assert (site / f"{page}.html").exists(), page

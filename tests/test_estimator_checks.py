@@ -169,6 +169,7 @@ def test_allow_nan_means_missing_views_not_scattered_nan():
         ViewTransformer(StandardScaler()).fit(Xs)
 
 
+@pytest.mark.slow
 def test_one_array_is_one_view_and_a_list_of_rows_too():
     Xs, y = _views()
     a = MVMLClassifier().fit(Xs[0], y)

@@ -190,6 +190,7 @@ def test_block_nystrom_shares_one_ordering_and_extends():
         pre.transform(Xs)
 
 
+@pytest.mark.slow
 def test_random_fourier_features_converge_like_inverse_sqrt_m():
     d, gamma = 6, 0.7
     G = skp.rbf_kernel(X, gamma=gamma)

@@ -39,6 +39,7 @@ def fits():
     return _fit(n_latent=2), _fit(n_latent=3)
 
 
+@pytest.mark.slow
 def test_log_likelihood_is_log_sigmoid_of_the_decision_values(fits):
     idata = fits[0].inference_data_
     ll = idata.log_likelihood["y"].values
@@ -56,6 +57,7 @@ def test_hinge_log_likelihood_is_the_pseudo_likelihood(fitted_estimator):
     np.testing.assert_allclose(idata.log_likelihood["y"].values, expected, rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_loo_and_compare_agree_with_the_pointwise_log_likelihood(fits):
     """PSIS-LOO on the stored log-likelihood: finite, one term per training point, its effective
     number of parameters ``p`` the in-sample lppd minus elpd (lppd from the draws by hand), and
@@ -75,6 +77,7 @@ def test_loo_and_compare_agree_with_the_pointwise_log_likelihood(fits):
     assert set(table.index) == {"m=2", "m=3"}
 
 
+@pytest.mark.slow
 def test_every_axis_has_a_name_and_coordinates(fits):
     est = fits[0]
     idata = est.inference_data_
@@ -98,6 +101,7 @@ def test_every_axis_has_a_name_and_coordinates(fits):
     assert {"tau[0]", "tau[1]", "beta[bias]", "beta[cos_0]"} <= set(table.index)
 
 
+@pytest.mark.slow
 def test_posterior_predictive_replicates_follow_the_likelihood(fits, fitted_estimator):
     """Logistic: replicates are +1 with probability σ(f); over 2 x 60 draws x 40 points the
     frequency of +1 matches the mean of σ(f) within 4 binomial standard errors. Hinge: sign(f)."""
@@ -115,6 +119,7 @@ def test_posterior_predictive_replicates_follow_the_likelihood(fits, fitted_esti
     )
 
 
+@pytest.mark.slow
 def test_alignment_rotates_w_and_omega_together(fits):
     """Aligned draws are the raw draws times one orthogonal Q per draw, for every W_i and Ω alike,
     so the predictive latent mean turns by Q and the decision values it gives do not change."""
@@ -230,6 +235,7 @@ def _compile_messages(fn):
     return [msg for msg in records if "ompil" in msg]
 
 
+@pytest.mark.slow
 def test_sample_more_continues_the_chains_without_recompiling():
     """fit with 2 x 30 draws then sample_more(30) equals one fit with 60 draws (same seed),
     compiles nothing, and appends the draws in every group. The chains run in this process,
@@ -257,12 +263,14 @@ def test_sample_more_continues_the_chains_without_recompiling():
     assert est.inference_data_.posterior.sizes["draw"] == 67
 
 
+@pytest.mark.slow
 def test_convergence_report_names_sample_more(fits):
     report = fits[0].convergence_report(ess_min=10_000)  # cannot pass: 120 draws
     assert not report.passed
     assert "sample_more" in str(report)
 
 
+@pytest.mark.slow
 def test_chain_training_accuracy_against_the_draws(fits, tmp_path):
     """In-sample: each chain's mean of σ(f) over its stored training decision values; from the
     views: the same over that chain's share of ``predictive_decisions`` on the training views."""
@@ -288,6 +296,7 @@ def test_chain_training_accuracy_against_the_draws(fits, tmp_path):
     assert "in-sample" not in str(loaded.convergence_report(ess_min=10_000))
 
 
+@pytest.mark.slow
 def test_a_pymc_fit_and_bayesmv_fits_share_one_arviz(fits):
     """bayesmv and PyMC 6 install into one environment (the test extra asks for both) and one
     ArviZ 1.x reads both libraries' posteriors: ``az.summary`` on a bayesmv fit and on a tiny

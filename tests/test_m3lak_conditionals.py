@@ -108,6 +108,7 @@ def tiny():
     )
 
 
+@pytest.mark.slow
 def test_beta_conditional_matches_joint(tiny):
     C, v = 0.7, 0.5
     feats = feature_map(jnp.asarray(tiny["H"]), jnp.asarray(tiny["omega"]))
@@ -167,6 +168,7 @@ def test_u_conditional_matches_joint_and_prior_for_missing(tiny, tau):
     _check_moments(draws[:, 2], np.zeros(t["K"]), np.eye(t["K"]))  # missing row: prior
 
 
+@pytest.mark.slow
 @NOISE
 def test_wv_conditional_is_joint_gaussian(tiny, tau):
     t = tiny
@@ -368,6 +370,7 @@ def small_run():
     return Xs, y, cfg, post
 
 
+@pytest.mark.slow
 def test_run_m3lak_contract(small_run):
     Xs, y, cfg, post = small_run
     s = post.samples
@@ -390,6 +393,7 @@ def test_run_m3lak_contract(small_run):
     assert not np.allclose(s["beta"][0], s["beta"][1])
 
 
+@pytest.mark.slow
 def test_divergences_are_flagged_per_block(small_run):
     """A step size of 5 for the Ω block (no warm-up to adapt it) makes its trajectories
     diverge; the H block keeps its own step size. ``diverging`` is the union of the per-block
@@ -410,6 +414,7 @@ def test_divergences_are_flagged_per_block(small_run):
     assert f"divergent transitions by block: H {n_H}, omega {n_omega}" in report.info
 
 
+@pytest.mark.slow
 def test_run_m3lak_equals_numpyro_mcmc_and_refits_without_recompiling(small_run):
     """The cached driver gives NumPyro's own multi-chain draws, and a second run of the same
     shapes reuses the compiled loop (one cache entry, no new compile)."""
@@ -453,6 +458,7 @@ def test_run_m3lak_equals_numpyro_mcmc_and_refits_without_recompiling(small_run)
     assert idata.posterior["decision"].shape[:2] == (2, 20)
 
 
+@pytest.mark.slow
 def test_run_m3lak_equals_numpyro_mcmc_when_sweeps_do_not_chunk(small_run):
     """num_warmup = 3, num_samples = 2 (gcd 1): the warm-up is one call and the draws another;
     the draws still equal NumPyro's single ``MCMC.run``."""
@@ -468,6 +474,7 @@ def test_run_m3lak_equals_numpyro_mcmc_when_sweeps_do_not_chunk(small_run):
         np.testing.assert_array_equal(post.samples[name][0], mcmc.get_samples()[name], err_msg=name)
 
 
+@pytest.mark.slow
 def test_vectorized_chains_are_valid_and_distinct(small_run):
     """``chain_method="vectorized"``: the same contract (shapes, finite draws, distinct chains)."""
     Xs, y, cfg, post = small_run
@@ -488,6 +495,7 @@ def test_vectorized_chains_are_valid_and_distinct(small_run):
         np.testing.assert_array_equal(joined, once.samples[name], err_msg=name)
 
 
+@pytest.mark.slow
 def test_process_chains_equal_sequential_chains(small_run, monkeypatch):
     """``chain_method="processes"``: 3 chains over 2 worker processes (whatever the machine's
     CPU count) give the draws, sampler statistics and last states of ``"sequential"`` exactly
@@ -515,6 +523,7 @@ def test_process_chains_equal_sequential_chains(small_run, monkeypatch):
         run_m3lak(Xs, y, cfg, chain_method="processes", progress_bar=True, **kw)
 
 
+@pytest.mark.slow
 def test_process_chains_read_their_programs_from_the_persistent_cache(small_run, monkeypatch, tmp_path):
     """Under JAX's persistent compilation cache (on in this suite), ``"processes"`` compiles the
     chain programs here, into the cache, under the keys its workers look up: the programs enter
@@ -642,6 +651,7 @@ print("pinned")
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this OS")
 def test_process_workers_pin_every_thread_to_one_cpu():
     """A ``"processes"`` worker (``pin_to_one_cpu(slot)``) restricts all of its threads, those
@@ -724,6 +734,7 @@ def test_process_count_falls_back_to_this_process(monkeypatch):
     assert run._process_count(plain, "processes", 4) == 1
 
 
+@pytest.mark.slow
 def test_initial_dp_table_holds_every_frequency_in_one_component(small_run):
     """The start's DP table: every ω in slot 0, its stick ν_0 ~ Beta(1 + M, α) and its mean
     μ_0 ~ N((κ0 μ0 + Σ ω) / (κ0 + M), ·) given the start's own ω (checked over 400 keys against
@@ -745,6 +756,7 @@ def test_initial_dp_table_holds_every_frequency_in_one_component(small_run):
     assert np.all(gap.std(0) < 0.5 * np.asarray(dp.mu[:, 1]).std(0))  # tighter than an empty slot
 
 
+@pytest.mark.slow
 def test_capacity_overflow_raises(small_run):
     Xs, y, cfg, _ = small_run
     import dataclasses
@@ -876,6 +888,7 @@ def test_collapsed_feature_noise_densities_match_brute_force(tiny, r0):
         np.testing.assert_allclose(np.diff(got), np.diff(want), rtol=1e-9, atol=1e-7)
 
 
+@pytest.mark.slow
 def test_collapsed_feature_noise_step_keeps_its_conditional():
     """One ``sample_feature_noise_collapsed`` step from exact draws of ``τ | r, H, U, X`` (each
     feature by inverse CDF on a grid of the brute-force density) leaves every feature's
@@ -970,6 +983,7 @@ def test_u_collapsed_log_likelihood_matches_brute_force(tiny, tau):
     np.testing.assert_allclose(np.diff(ours), np.diff([brute(U) for U in Us]), rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_elliptical_slice_step_keeps_exact_draws_exact():
     """Prior N(0, I₂) times a Gaussian likelihood: exact posterior draws stay exact after one
     elliptical slice step (mean and covariance within 5 MC standard errors), and the step moves."""
@@ -1082,6 +1096,7 @@ def test_tempering_changes_the_warm_up_only(small_run):
         np.testing.assert_array_equal(more[0][name], more[1][name])
 
 
+@pytest.mark.slow
 def test_niw_scale_warmup_hold_schedule():
     """ψ is held over the first ``⌊niw_psi0_warmup_hold · num_warmup⌋`` sweeps and learned from
     then on (always, as the static True, without a hold); the hold needs a learned ψ."""

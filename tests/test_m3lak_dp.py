@@ -132,6 +132,7 @@ def _n_active(zs):
     return np.array([len(np.unique(z)) for z in zs])
 
 
+@pytest.mark.slow
 def test_split_merge_step_leaves_the_table_posterior_invariant():
     """All 4⁵ assignments of 5 frequencies to a 4-slot table (split–merge never leaves it):
     200,000 exact draws of p(z | Ω), one step each; the histogram of the results against p by a
@@ -200,6 +201,7 @@ def test_a_spurious_component_closes_at_m20():
     assert len(np.unique(z)) == 1
 
 
+@pytest.mark.slow
 def test_signed_scan_draws_the_first_sign_and_slot_from_the_normalised_joint():
     """The scan visits ω_0 first, so its (s_0, z_0) is one draw of p(s_0, z_0 | z_{-0}, Ω_{-0}):
     the joint p(z, Ω) of a 40-slot table (mass beyond it < 1e-12) with ω_0 read as ±ω_0. 20,000
@@ -245,6 +247,7 @@ def test_signed_scan_lets_a_mirror_image_join_its_component_at_m20():
     assert unsigned[-1] != unsigned[0]
 
 
+@pytest.mark.slow
 def test_update_draws_sticks_and_components_given_the_new_assignments():
     omega = jnp.asarray(np.vstack([_cluster(2, 30, 0.0), _cluster(3, 30, 2.0)]))
     Kc = 50
@@ -325,6 +328,7 @@ def _scale_step_ks(step_prior, n=20_000, steps=3):
     return st.kstest(moved, lambda x: np.interp(x, grid, cdf)).pvalue
 
 
+@pytest.mark.slow
 def test_niw_scale_step_keeps_exact_draws_exact():
     assert _scale_step_ks(SCALE_PRIOR) > 0.001
 
@@ -425,6 +429,7 @@ def _spectral_scale_ks(step_prior, n=4000, steps=2):
     )
 
 
+@pytest.mark.slow
 def test_spectral_scale_step_keeps_exact_draws_exact():
     """Exact draws of (Ω, ψ) | z stay exact: the scale of both agrees with fresh draws (KS, each
     p > 0.001), and the step moves the scale (mean |Δ log ψ| > 0.3)."""
@@ -433,6 +438,7 @@ def test_spectral_scale_step_keeps_exact_draws_exact():
     assert moved > 0.3
 
 
+@pytest.mark.slow
 def test_spectral_scale_check_detects_a_wrong_step():
     p_psi, p_omega, _ = _spectral_scale_ks((SCALE_PRIOR[0], 3.0 * SCALE_PRIOR[1]))
     assert min(p_psi, p_omega) < 1e-6

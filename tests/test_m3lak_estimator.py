@@ -168,6 +168,7 @@ def test_config_has_every_prior_field():
     )
 
 
+@pytest.mark.slow
 def test_niw_scale_is_a_latent_only_under_its_prior():
     """With ``niw_psi0_prior=(a, b)`` the NIW scale ψ starts at a / b and is stored with each
     draw; without it the state holds no ψ (the fixed ``niw_psi0``) and stores none."""
@@ -265,6 +266,7 @@ def binary_fit():
     return est, Xtr, Xte, ytr, yte
 
 
+@pytest.mark.slow
 def test_fit_string_labels_and_missing_views(binary_fit):
     est, Xtr, Xte, ytr, yte = binary_fit
     assert list(est.classes_) == ["inside", "outside"]
@@ -283,6 +285,7 @@ def test_fit_string_labels_and_missing_views(binary_fit):
     assert np.isfinite(pm).all() and pm.shape == proba.shape
 
 
+@pytest.mark.slow
 def test_feature_noise_finds_the_noisy_features_and_names_them():
     """noise="feature": view 0's first three features carry extra noise (sd 3 against the signal's
     ~1 and the base noise 0.3), so after standardisation their posterior mean precision is about
@@ -302,6 +305,7 @@ def test_feature_noise_finds_the_noisy_features_and_names_them():
     assert est.score(Xte, yte) >= 0.75
 
 
+@pytest.mark.slow
 def test_beats_chance_on_easy_task(binary_fit):
     """circle rule, 60 test points: chance is ~0.5; a working posterior predictive gets >= 0.75
     (measured 0.87 with these settings and seed; binomial sd at 0.8 is 0.05)."""
@@ -311,6 +315,7 @@ def test_beats_chance_on_easy_task(binary_fit):
     assert est.score(Xtr, ytr) >= 0.75
 
 
+@pytest.mark.slow
 def test_inference_data_and_reports(binary_fit):
     est, Xtr, *_ = binary_fit
     idata = est.inference_data_
@@ -330,6 +335,7 @@ def test_inference_data_and_reports(binary_fit):
     assert "r_hat" in str(rep)
 
 
+@pytest.mark.slow
 def test_learned_kernel(binary_fit):
     est, *_ = binary_fit
     band = est.learned_kernel(np.array([0.0, 0.5, 1.0, 2.0]))
@@ -349,6 +355,7 @@ def test_learned_kernel(binary_fit):
         est.learned_kernel(np.zeros((3, 5)))
 
 
+@pytest.mark.slow
 def test_predict_input_errors(binary_fit):
     est, Xtr, Xte, *_ = binary_fit
     with pytest.raises(ValueError, match="features"):
@@ -361,6 +368,7 @@ def test_predict_input_errors(binary_fit):
         est.predict([bad, Xte[1]])
 
 
+@pytest.mark.slow
 def test_predict_is_deterministic(binary_fit):
     est, Xtr, Xte, *_ = binary_fit
     np.testing.assert_array_equal(est.predict_proba(Xte), est.predict_proba(Xte))

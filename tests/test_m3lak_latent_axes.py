@@ -124,6 +124,7 @@ def _log_jacobian(A, state, prior, r_scale=None):
     return np.linalg.slogdet(np.asarray(J))[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("prior", [DP_PRIOR, GAUSS_PRIOR], ids=["dp", "gaussian"])
 @pytest.mark.parametrize("t", [(0.3, -0.2), (-0.45, 0.1)])
 def test_scale_log_density_is_the_prior_ratio_times_the_jacobian(prior, t):
@@ -160,6 +161,7 @@ def _invariants(H, Ws, omega):
     return [np.asarray(H @ W.T) for W in Ws] + [np.asarray(H @ omega.T)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("prior", [DP_PRIOR, GAUSS_PRIOR], ids=["dp", "gaussian"])
 def test_move_applies_the_group_action_and_keeps_the_likelihood(prior):
     """The composed move is one map ``A = diag(d) · shears`` with ``r → r d²``: every block equals

@@ -203,6 +203,7 @@ def test_config_rejects_bad_likelihood_settings():
     assert model_config(M3LAKClassifier(fixed_blocks=["H"]).get_params()).fixed_blocks == ("H",)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("passes", [1, 2])
 def test_fixed_blocks_stay_at_their_initial_values(tiny_problem, passes):
     """Also in the extra passes of H and the latent variable model (``h_lvm_passes``) and of Ω
@@ -228,6 +229,7 @@ def test_fixed_blocks_stay_at_their_initial_values(tiny_problem, passes):
     assert np.ptp(np.asarray(post.samples["omega"])[0], axis=0).max() > 0  # Ω still moves
 
 
+@pytest.mark.slow
 def test_logistic_predict_proba_is_mean_of_sigmoid(tiny_problem):
     from scipy.special import expit
 

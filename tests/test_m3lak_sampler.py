@@ -341,6 +341,7 @@ def test_augmented_gibbs_agrees_with_nuts_on_decision_values():
     assert np.mean(np.abs(sg - np.sqrt(np.sum(feats**2, 1) / cfg.v))) > 0.1
 
 
+@pytest.mark.slow
 def test_held_niw_scale_sweeps_as_the_fixed_scale():
     """With ``learn_scale`` False (a warm-up with ``niw_psi0_warmup_hold``) a sweep keeps the
     learned ψ and draws what the fixed-ψ sweep at that value draws from the same key (the ψ
@@ -365,6 +366,7 @@ def test_held_niw_scale_sweeps_as_the_fixed_scale():
             np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_omega_step_size_adaptation_restarts_when_the_held_scale_is_released():
     """With ``niw_psi0_warmup_hold`` Ω's dual averaging starts afresh (its counter and mean
     acceptance gap at 0, centred on 10× the current step size) after the last held sweep, and

@@ -73,6 +73,9 @@ ESTIMATORS = {
     ),
     "OVKRidge": (lambda: OVKRidge(_diagonal_kernel()), "two outputs", "lam", [0.01, 0.1]),
 }
+# M3LAK compiles its sampler for every shape (tens of seconds): its cases are slow, outside the
+# inner loop (-m "not slow")
+NAMES = [pytest.param(n, marks=pytest.mark.slow) if n == "M3LAKClassifier" else n for n in ESTIMATORS]
 
 
 def _case(name):
@@ -103,7 +106,7 @@ def _quiet_samplers():
         yield
 
 
-@pytest.mark.parametrize("name", list(ESTIMATORS))
+@pytest.mark.parametrize("name", NAMES)
 def test_cross_validation_equals_the_loop_by_hand(name):
     estimator, Xs, y, _, _ = _case(name)
     X = MultiViewArray(Xs)
@@ -114,7 +117,7 @@ def test_cross_validation_equals_the_loop_by_hand(name):
     assert np.all(np.isfinite(result["train_score"]))
 
 
-@pytest.mark.parametrize("name", list(ESTIMATORS))
+@pytest.mark.parametrize("name", NAMES)
 def test_grid_search_equals_the_loop_by_hand(name):
     estimator, Xs, y, param, grid = _case(name)
     search = GridSearchCV(estimator, {param: grid}, cv=FOLDS).fit(MultiViewArray(Xs), y)
@@ -125,7 +128,7 @@ def test_grid_search_equals_the_loop_by_hand(name):
     np.testing.assert_allclose(search.predict(MultiViewArray(Xs)), refit.predict(Xs), rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", list(ESTIMATORS))
+@pytest.mark.parametrize("name", NAMES)
 def test_pipeline_with_a_per_view_scaler(name):
     estimator, Xs, y, _, _ = _case(name)
     pipeline = make_pipeline(ViewTransformer(StandardScaler()), estimator)
@@ -182,7 +185,7 @@ def test_unlabelled_views_reach_every_fold_whole():
     np.testing.assert_allclose(scores, expected, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", list(ESTIMATORS))
+@pytest.mark.parametrize("name", NAMES)
 def test_every_method_takes_a_multiview_array(name):
     estimator, Xs, y, _, _ = _case(name)
     X = MultiViewArray(Xs)

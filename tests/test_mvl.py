@@ -361,6 +361,7 @@ def _moons_views(seed, n_per_class):
     return [[X[i] for X in Xs] for i in (lab, rest[:200], rest[200:])], y[lab], y[rest[200:]], rng
 
 
+@pytest.mark.slow
 def test_auto_manifold_keeps_unlabelled_points_only_where_leave_one_out_gains():
     """``gamma_B = gamma_W = "auto"``: the supervised fit at ``SUPERVISED_MANIFOLD`` unless a fit
     with the unlabelled points gains more than one standard error in leave-one-out accuracy (the
@@ -398,6 +399,7 @@ def test_auto_manifold_keeps_unlabelled_points_only_where_leave_one_out_gains():
     assert min(gains) >= 0.0 and np.mean(gains) > 0.02, gains
 
 
+@pytest.mark.slow
 def test_auto_manifold_with_one_label_per_class_follows_the_normalized_cut():
     """One label per class: no leave-one-out can judge (every left-out point loses its class), so
     the fit whose labelling of the training points has the smallest normalised cut on the k-NN

@@ -100,6 +100,7 @@ def _output(est, what):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(ESTIMATORS))
 def test_estimators_take_random_state_and_the_old_seed(name):
     make, y, what = ESTIMATORS[name]

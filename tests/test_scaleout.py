@@ -76,6 +76,7 @@ def test_mesh_helpers_and_errors():
         bd.shard_rows(x, mesh, n_padded=4)
 
 
+@pytest.mark.slow
 def test_padding_rows_contribute_nothing_to_the_conditionals():
     """β, [W V] and τ conditionals: padding rows (features zeroed, every view missing, arbitrary
     H/U/λ) leave the draws unchanged (same key)."""
@@ -303,6 +304,7 @@ def _free_port():
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_distributed_initialize_single_process():
     """``jax.distributed.initialize`` through bayesmv with a local coordinator, one process of two
     (forced) devices; global placement with ``shard_rows`` and an XLA all-reduce."""

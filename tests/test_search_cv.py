@@ -46,6 +46,7 @@ def _grid_search(base, folds):
     return GridSearchCV(base, grid, cv=folds)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("unlabeled", [False, True])
 def test_mvl_classifier_cv_chooses_as_grid_search(unlabeled):
     Xs, y, unl = _data()
@@ -71,6 +72,7 @@ def test_mvl_classifier_cv_chooses_as_grid_search(unlabeled):
     assert list(cv_est.classes_) == [0, 1, 2] and cv_est.n_features_in_ == 7
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("multi_output", [False, True])
 def test_mvl_regressor_cv_chooses_as_grid_search(multi_output):
     Xs, _, unl = _data(seed=3)
