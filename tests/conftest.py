@@ -4,9 +4,10 @@
   the total is printed in pytest's terminal summary (independent of ``-s``; pytest-xdist workers
   send theirs to the controller).
 * JAX compile time: the seconds each test (its set-up included) spends tracing, lowering and
-  compiling XLA programs (``jax.monitoring``'s compile events; a persistent-cache hit counts its
-  read time), summed over the run and printed, with the tests that compile longest, in the
-  terminal summary beside ``--durations``.
+  compiling XLA programs in the test process (``jax.monitoring``'s compile events; a
+  persistent-cache hit counts its read time; compiles in subprocesses, such as the notebooks'
+  kernels and the chain worker processes, are not seen), summed over the run and printed, with
+  the tests that compile longest, in the terminal summary beside ``--durations``.
 * ``tiny_problem`` / ``fitted_estimator``: one tiny data set and one lazily fitted instance of
   each public estimator per session (shared by the reliability and persistence tests, so the
   expensive M3LAK compile happens once).
