@@ -11,6 +11,10 @@
 * ``tiny_problem`` / ``fitted_estimator``: one tiny data set and one lazily fitted instance of
   each public estimator per session (shared by the reliability and persistence tests, so the
   expensive M3LAK compile happens once).
+* Scheduling over the pytest-xdist workers: the tests of the modules in ``RUN_TOGETHER`` (their
+  tests share a module-scoped fit or compiled program) run on one worker, one after another, so
+  that the fixture is built and its programs compiled once per run; every other test is
+  scheduled on its own, as ``--dist load`` does.
 """
 
 from __future__ import annotations
@@ -30,6 +34,44 @@ _COMPILE_EVENTS = (
 )
 _current_test = ["(collection)"]  # the node id that compile events are charged to
 _SESSION_CACHE = "BAYESMV_TEST_SESSION_JAX_CACHE"  # the cache directory this test session made
+
+
+#: Test modules whose tests share module-scoped fits or compiled programs: each runs on one
+#: worker (``tests/test_style.py`` checks that every module with a module-scoped fixture is here).
+RUN_TOGETHER = frozenset(
+    {
+        "tests/test_diagnostics.py",
+        "tests/test_docs.py",
+        "tests/test_m3lak_arviz.py",
+        "tests/test_m3lak_conditionals.py",
+        "tests/test_m3lak_estimator.py",
+        "tests/test_m3lak_sampler.py",
+        "tests/test_scaleout.py",
+    }
+)
+
+
+def work_unit(nodeid):
+    """The pytest-xdist work unit of a test: its module for the modules in :data:`RUN_TOGETHER`,
+    else the test itself."""
+    module = nodeid.split("::", 1)[0]
+    return module if module in RUN_TOGETHER else nodeid
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """With the default ``--dist load``: pytest-xdist's scope scheduler over :func:`work_unit`.
+    The units are handed out largest first (by test count, its ``loadscopereorder``): each
+    :data:`RUN_TOGETHER` module to one worker, then the other tests one by one to whichever worker
+    is free. Another ``--dist`` is left to pytest-xdist."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModulesTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return work_unit(nodeid)
+
+    return ModulesTogether(config, log)
 
 
 def pytest_configure(config):
