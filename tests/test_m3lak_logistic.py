@@ -10,6 +10,8 @@
    value's mean and sd within 5 combined Monte-Carlo standard errors.
 """
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -33,6 +35,7 @@ VALID = jnp.ones(N, bool)
 V_BETA = 0.7
 
 
+@functools.cache  # built on first use, not while pytest collects the module
 def _dp_state():
     """Two NIW components (general, non-triangular precision square roots), ω_j assigned 0, 1, 1."""
     k = jax.random.PRNGKey(11)
@@ -48,25 +51,24 @@ def _dp_state():
     )
 
 
-DP = _dp_state()
-
-
 def _log_posterior(beta, omega, C=1.0):
     """log p(β, Ω | H, DP, y) + const, written from the model: β ~ N(0, 1/v), ω_j ~ N(μ_z, Σ_z),
     each label's log-likelihood weighted by ``C``."""
-    prec = jnp.einsum("jik,jlk->jil", DP.prec_sqrt, DP.prec_sqrt)[DP.z]  # Σ^{-1} = G Gᵀ
-    d = omega - DP.mu[DP.z]
+    dp = _dp_state()
+    prec = jnp.einsum("jik,jlk->jil", dp.prec_sqrt, dp.prec_sqrt)[dp.z]  # Σ^{-1} = G Gᵀ
+    d = omega - dp.mu[dp.z]
     log_prior = -0.5 * V_BETA * beta @ beta - 0.5 * jnp.einsum("ji,jil,jl->", d, prec, d)
     return log_prior + C * jnp.sum(logistic_log_likelihood(decision_values(H, omega, beta), Y))
 
 
 def _exact_draws(key, n):
     """Exact posterior draws by rejection from the prior (the likelihood is ≤ 1)."""
+    dp = _dp_state()
     k1, k2, k3 = jax.random.split(key, 3)
     beta = jax.random.normal(k1, (n, P)) / np.sqrt(V_BETA)
     e = jax.random.normal(k2, (n, M, m))
-    G = DP.prec_sqrt[DP.z]
-    omega = DP.mu[DP.z] + jnp.linalg.solve(jnp.swapaxes(G, -1, -2)[None], e[..., None])[..., 0]
+    G = dp.prec_sqrt[dp.z]
+    omega = dp.mu[dp.z] + jnp.linalg.solve(jnp.swapaxes(G, -1, -2)[None], e[..., None])[..., 0]
     loglik = jax.vmap(lambda b, o: jnp.sum(logistic_log_likelihood(decision_values(H, o, b), Y)))(beta, omega)
     keep = np.asarray(jnp.log(jax.random.uniform(k3, (n,))) < loglik)
     return beta[keep], omega[keep]
@@ -90,15 +92,16 @@ def test_potential_is_minus_log_posterior(C):
 
     rng = np.random.default_rng(0)
     points = [(jnp.asarray(rng.normal(size=P)), jnp.asarray(rng.normal(size=(M, m)))) for _ in range(4)]
-    G = DP.prec_sqrt[DP.z]
+    dp = _dp_state()
+    G = dp.prec_sqrt[dp.z]
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(sampler_sweep, "joint_hmc_step", spy)
         for beta, omega in points:
-            b, o, _, _ = joint_beta_omega_step(None, H, omega, beta, V_BETA, DP, Y, VALID, 0.1, 1, C)
+            b, o, _, _ = joint_beta_omega_step(None, H, omega, beta, V_BETA, dp, Y, VALID, 0.1, 1, C)
             np.testing.assert_array_equal(b, beta)  # nothing moved: the old values exactly
             np.testing.assert_array_equal(o, omega)
             x = jnp.concatenate(
-                [np.sqrt(V_BETA) * beta, jnp.einsum("jki,jk->ji", G, omega - DP.mu[DP.z]).ravel()]
+                [np.sqrt(V_BETA) * beta, jnp.einsum("jki,jk->ji", G, omega - dp.mu[dp.z]).ravel()]
             )
             captured.setdefault("pairs", []).append(
                 (float(captured["potential"](x)), float(_log_posterior(beta, omega, C)))
@@ -108,6 +111,7 @@ def test_potential_is_minus_log_posterior(C):
 
 
 def _invariance_z(move_sweeps=3, step_size=0.25, n_steps=8):
+    dp = _dp_state()
     start_b, start_o = _exact_draws(jax.random.PRNGKey(1), 300_000)
     ref_b, ref_o = _exact_draws(jax.random.PRNGKey(2), 300_000)
 
@@ -115,7 +119,7 @@ def _invariance_z(move_sweeps=3, step_size=0.25, n_steps=8):
     def push(keys, beta, omega):
         def one(k, b, o):
             for kk in jax.random.split(k, move_sweeps):
-                b, o, _, _ = joint_beta_omega_step(kk, H, o, b, V_BETA, DP, Y, VALID, step_size, n_steps, 1.0)
+                b, o, _, _ = joint_beta_omega_step(kk, H, o, b, V_BETA, dp, Y, VALID, step_size, n_steps, 1.0)
             return b, o
 
         return jax.vmap(one)(keys, beta, omega)

@@ -10,6 +10,8 @@
    acceptance ratio (the proposal densities of ``β_j`` left out) must fail (power).
 """
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -31,6 +33,7 @@ VALID = jnp.ones(N, bool)
 V_BETA = 0.5
 
 
+@functools.cache  # built on first use, not while pytest collects the module
 def _dp_state():
     """Three NIW components, one of them far from the others; sticks whose weights fill the table."""
     psi = jnp.broadcast_to(jnp.array([[0.3, 0.1], [0.1, 0.4]]), (3, m, m))
@@ -51,19 +54,19 @@ def _dp_state():
     )
 
 
-DP = _dp_state()
 WEIGHTS = np.array([0.5, 0.3, 0.2])
 
 
 def _exact_draws(key, n, C=1.0):
     """Exact draws of (z, β, Ω) | H, DP, y by rejection from the prior (the likelihood, weighted
     by ``C``, is ≤ 1)."""
+    dp = _dp_state()
     k0, k1, k2, k3 = jax.random.split(key, 4)
     z = jax.random.categorical(k0, jnp.log(jnp.asarray(WEIGHTS)), shape=(n, M))
     beta = jax.random.normal(k1, (n, P)) / np.sqrt(V_BETA)
     e = jax.random.normal(k2, (n, M, m))
-    G = DP.prec_sqrt[z]
-    omega = DP.mu[z] + jnp.linalg.solve(jnp.swapaxes(G, -1, -2), e[..., None])[..., 0]
+    G = dp.prec_sqrt[z]
+    omega = dp.mu[z] + jnp.linalg.solve(jnp.swapaxes(G, -1, -2), e[..., None])[..., 0]
     loglik = jax.vmap(lambda b, o: C * jnp.sum(logistic_log_likelihood(decision_values(H, o, b), Y)))(
         beta, omega
     )
@@ -109,6 +112,7 @@ def test_weights_proposal_is_the_laplace_approximation(C):
 
 
 def _invariance_z(sweeps=2, C=1.0):
+    dp = _dp_state()
     start = _exact_draws(jax.random.PRNGKey(1), 400_000, C)
     ref = _exact_draws(jax.random.PRNGKey(2), 400_000, C)
 
@@ -117,7 +121,7 @@ def _invariance_z(sweeps=2, C=1.0):
         def one(k, z, b, o):
             acc = 0.0
             for kk in jax.random.split(k, sweeps):
-                o, b, z, a = relocate.relocate_frequencies(kk, H, o, b, V_BETA, DP._replace(z=z), Y, VALID, C)
+                o, b, z, a = relocate.relocate_frequencies(kk, H, o, b, V_BETA, dp._replace(z=z), Y, VALID, C)
                 acc = acc + a / sweeps
             return z, b, o, acc
 
