@@ -11,10 +11,11 @@
 * ``tiny_problem`` / ``fitted_estimator``: one tiny data set and one lazily fitted instance of
   each public estimator per session (shared by the reliability and persistence tests, so the
   expensive M3LAK compile happens once).
-* Scheduling over the pytest-xdist workers: the tests of the modules in ``RUN_TOGETHER`` (their
-  tests share a module-scoped fit or compiled program) run on one worker, one after another, so
-  that the fixture is built and its programs compiled once per run; every other test is
-  scheduled on its own, as ``--dist load`` does.
+* Scheduling over the pytest-xdist workers (``--dist loadfile --no-loadscope-reorder`` in
+  ``addopts``): each test module runs on one worker, so that its module-scoped fits and the
+  programs its tests share are built once per run and JAX's in-memory executables are dropped
+  once per module; the longest modules (``LONGEST_MODULES``) are collected, and so started,
+  first.
 """
 
 from __future__ import annotations
@@ -36,42 +37,37 @@ _current_test = ["(collection)"]  # the node id that compile events are charged 
 _SESSION_CACHE = "BAYESMV_TEST_SESSION_JAX_CACHE"  # the cache directory this test session made
 
 
-#: Test modules whose tests share module-scoped fits or compiled programs: each runs on one
-#: worker (``tests/test_style.py`` checks that every module with a module-scoped fixture is here).
-RUN_TOGETHER = frozenset(
-    {
-        "tests/test_diagnostics.py",
-        "tests/test_docs.py",
-        "tests/test_m3lak_arviz.py",
-        "tests/test_m3lak_conditionals.py",
-        "tests/test_m3lak_estimator.py",
-        "tests/test_m3lak_sampler.py",
-        "tests/test_scaleout.py",
-    }
+#: The test modules that take longest in a full run, longest first. With ``--dist loadfile``
+#: (``addopts``) each module is one unit of work, handed out in collection order; these are
+#: collected first, so that they start first and the short modules fill in at the end.
+LONGEST_MODULES = (
+    "tests/test_m3lak_conditionals.py",
+    "tests/test_m3lak_sampler.py",
+    "tests/test_estimator_checks.py",
+    "tests/test_notebooks.py",
+    "tests/test_m3lak_arviz.py",
+    "tests/test_model_selection.py",
+    "tests/test_m3lak_estimator.py",
+    "tests/test_m3lak_logistic.py",
+    "tests/test_scaleout.py",
+    "tests/test_reliability_sampler.py",
+    "tests/test_m3lak_relocate.py",
+    "tests/test_m3lak_dp.py",
 )
 
 
-def work_unit(nodeid):
-    """The pytest-xdist work unit of a test: its module for the modules in :data:`RUN_TOGETHER`,
-    else the test itself."""
-    module = nodeid.split("::", 1)[0]
-    return module if module in RUN_TOGETHER else nodeid
+def module_rank(nodeid):
+    """The place of a test's module in the run: its index in :data:`LONGEST_MODULES`, or after
+    them all."""
+    return {module: i for i, module in enumerate(LONGEST_MODULES)}.get(
+        nodeid.split("::", 1)[0], len(LONGEST_MODULES)
+    )
 
 
-def pytest_xdist_make_scheduler(config, log):
-    """With the default ``--dist load``: pytest-xdist's scope scheduler over :func:`work_unit`.
-    The units are handed out largest first (by test count, its ``loadscopereorder``): each
-    :data:`RUN_TOGETHER` module to one worker, then the other tests one by one to whichever worker
-    is free. Another ``--dist`` is left to pytest-xdist."""
-    if config.getvalue("dist") != "load":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class ModulesTogether(LoadScopeScheduling):
-        def _split_scope(self, nodeid):
-            return work_unit(nodeid)
-
-    return ModulesTogether(config, log)
+def pytest_collection_modifyitems(config, items):
+    """The modules of :data:`LONGEST_MODULES` first, longest first; the rest in pytest's order
+    (a stable sort: each module's tests keep their order)."""
+    items.sort(key=lambda item: module_rank(item.nodeid))
 
 
 def pytest_configure(config):

@@ -17,28 +17,13 @@ def test_ruff_clean(args):
     )
 
 
-def _module_fixture_modules():
-    """The test modules that define a ``scope="module"`` fixture (read from their source)."""
-    import ast
+def test_longest_modules_exist_and_run_first():
+    """The modules that the run starts first are test modules of this suite, and a test's place
+    follows them."""
+    from conftest import LONGEST_MODULES, module_rank
 
-    found = set()
-    for path in sorted((ROOT / "tests").glob("test_*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.FunctionDef):
-                for deco in node.decorator_list:
-                    if isinstance(deco, ast.Call) and any(
-                        kw.arg == "scope" and getattr(kw.value, "value", None) == "module"
-                        for kw in deco.keywords
-                    ):
-                        found.add(f"tests/{path.name}")
-    return found
-
-
-def test_modules_with_module_fixtures_run_on_one_worker():
-    """Every test module with a module-scoped fixture is one pytest-xdist work unit (its fixture
-    is then built once per run, not once per worker), and no other module is."""
-    from conftest import RUN_TOGETHER, work_unit
-
-    assert _module_fixture_modules() == RUN_TOGETHER
-    assert work_unit("tests/test_m3lak_arviz.py::test_a[x::y]") == "tests/test_m3lak_arviz.py"
-    assert work_unit("tests/test_kernels.py::test_b[x::y]") == "tests/test_kernels.py::test_b[x::y]"
+    assert all((ROOT / module).is_file() for module in LONGEST_MODULES)
+    assert len(set(LONGEST_MODULES)) == len(LONGEST_MODULES)
+    ranks = [module_rank(f"{module}::test_x[a::b]") for module in LONGEST_MODULES]
+    assert ranks == list(range(len(LONGEST_MODULES)))
+    assert module_rank("tests/test_kernels.py::test_y") == len(LONGEST_MODULES)
