@@ -11,11 +11,6 @@
 * ``tiny_problem`` / ``fitted_estimator``: one tiny data set and one lazily fitted instance of
   each public estimator per session (shared by the reliability and persistence tests, so the
   expensive M3LAK compile happens once).
-* Scheduling over the pytest-xdist workers (``--dist loadfile --no-loadscope-reorder`` in
-  ``addopts``): each test module runs on one worker, so that its module-scoped fits and the
-  programs its tests share are built once per run and JAX's in-memory executables are dropped
-  once per module; the longest modules (``LONGEST_MODULES``) are collected, and so started,
-  first.
 """
 
 from __future__ import annotations
@@ -35,39 +30,6 @@ _COMPILE_EVENTS = (
 )
 _current_test = ["(collection)"]  # the node id that compile events are charged to
 _SESSION_CACHE = "BAYESMV_TEST_SESSION_JAX_CACHE"  # the cache directory this test session made
-
-
-#: The test modules that take longest in a full run, longest first. With ``--dist loadfile``
-#: (``addopts``) each module is one unit of work, handed out in collection order; these are
-#: collected first, so that they start first and the short modules fill in at the end.
-LONGEST_MODULES = (
-    "tests/test_m3lak_conditionals.py",
-    "tests/test_m3lak_sampler.py",
-    "tests/test_estimator_checks.py",
-    "tests/test_notebooks.py",
-    "tests/test_m3lak_arviz.py",
-    "tests/test_model_selection.py",
-    "tests/test_m3lak_estimator.py",
-    "tests/test_m3lak_logistic.py",
-    "tests/test_scaleout.py",
-    "tests/test_reliability_sampler.py",
-    "tests/test_m3lak_relocate.py",
-    "tests/test_m3lak_dp.py",
-)
-
-
-def module_rank(nodeid):
-    """The place of a test's module in the run: its index in :data:`LONGEST_MODULES`, or after
-    them all."""
-    return {module: i for i, module in enumerate(LONGEST_MODULES)}.get(
-        nodeid.split("::", 1)[0], len(LONGEST_MODULES)
-    )
-
-
-def pytest_collection_modifyitems(config, items):
-    """The modules of :data:`LONGEST_MODULES` first, longest first; the rest in pytest's order
-    (a stable sort: each module's tests keep their order)."""
-    items.sort(key=lambda item: module_rank(item.nodeid))
 
 
 def pytest_configure(config):

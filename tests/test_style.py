@@ -15,15 +15,3 @@ def test_ruff_clean(args):
     assert run.returncode == 0, (
         f"ruff {' '.join(args)} failed (run `ruff {args[0]} .` to fix):\n{run.stdout}{run.stderr}"
     )
-
-
-def test_longest_modules_exist_and_run_first():
-    """The modules that the run starts first are test modules of this suite, and a test's place
-    follows them."""
-    from conftest import LONGEST_MODULES, module_rank
-
-    assert all((ROOT / module).is_file() for module in LONGEST_MODULES)
-    assert len(set(LONGEST_MODULES)) == len(LONGEST_MODULES)
-    ranks = [module_rank(f"{module}::test_x[a::b]") for module in LONGEST_MODULES]
-    assert ranks == list(range(len(LONGEST_MODULES)))
-    assert module_rank("tests/test_kernels.py::test_y") == len(LONGEST_MODULES)
