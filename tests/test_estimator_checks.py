@@ -28,7 +28,6 @@ from bayesmv import (
     MVMLRegressorCV,
     OVKRidge,
 )
-from bayesmv.kernels import SeparableKernel
 from bayesmv.preprocessing import ViewTransformer
 
 _ONE_VIEW = "MKC completes a view's kernel from the other views; one 2-D array is one view, which it rejects"
@@ -79,7 +78,7 @@ FAST = [
     MVLClassifier(),
     MVLRegressor(),
     ONORMA(),
-    MONORMA([SeparableKernel("rbf", np.eye(1)), SeparableKernel("rbf", np.eye(1), (("gamma", 0.1),))]),
+    MONORMA(),
     OVKRidge(),
     ViewTransformer(StandardScaler()),
     MKC(),
@@ -124,6 +123,7 @@ def test_sklearn_estimator_checks_m3lak(estimator, check):
         (MVLClassifier(), False, False, True),
         (MVLRegressor(), False, True, True),
         (ONORMA(), False, True, True),
+        (MONORMA(), False, True, True),
         (OVKRidge(), False, True, True),
         (ViewTransformer(StandardScaler()), True, False, False),
         (MKC(), True, False, False),

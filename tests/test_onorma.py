@@ -170,6 +170,32 @@ def test_monorma_matches_algorithm_2_and_norm_recursion():
         np.testing.assert_allclose(m.gamma_[j], A.ravel() @ G @ A.ravel(), rtol=1e-9)
 
 
+def test_monorma_default_kernels_learn_a_nonlinear_stream():
+    """``MONORMA()``: the docstring's default (RBF kernels times the identity at γ = 0.1/p, 1/p and
+    10/p), weights on the ℓ_r sphere (eq. 5) and a held-out error far below the mean's."""
+
+    def f(X):
+        return np.column_stack([np.sin(3 * X[:, 0]), X[:, 0] * X[:, 1]])
+
+    rng = np.random.default_rng(0)
+    n, p = 200, 2
+    X = rng.uniform(-1, 1, size=(n, p))
+    Y = f(X) + 0.05 * rng.normal(size=(n, 2))
+    Xt = rng.uniform(-1, 1, size=(100, p))
+    m = MONORMA(block_size=32).fit(X, Y)
+    assert m.n_kernels_ == 3 and m.delta_.shape == (3,) and m.kernel_weights_.shape == (n, 3)
+    np.testing.assert_allclose(m.kernel_weights_.sum(axis=1), 1.0, rtol=1e-12)  # r = 1: Σ_j δ_t^j = 1
+    explicit = [SeparableKernel("rbf", np.eye(2), (("gamma", g / p),)) for g in (0.1, 1.0, 10.0)]
+    want = MONORMA(explicit, block_size=32).fit(X, Y)
+    np.testing.assert_allclose(m.kernel_weights_, want.kernel_weights_, rtol=1e-12)
+    np.testing.assert_allclose(m.predict(Xt), want.predict(Xt), rtol=1e-12, atol=1e-14)
+    # held-out MSE of the mean predictor: 0.29; MONORMA()'s measured 0.057 of it (ONORMA()'s 0.20)
+    mse = np.mean((m.predict(Xt) - f(Xt)) ** 2)
+    assert mse < 0.15 * np.mean((f(Xt) - Y.mean(axis=0)) ** 2)
+    m2 = MONORMA(r=2.0, block_size=32).fit(X, Y)
+    np.testing.assert_allclose(np.sum(m2.kernel_weights_**2, axis=1), 1.0, rtol=1e-12)  # Σ_j (δ_t^j)² = 1
+
+
 @pytest.mark.parametrize("loss", ["hinge", "ovr_hinge"])
 def test_classification_losses_match_reference_and_learn(loss):
     rng = np.random.default_rng(3)

@@ -34,6 +34,9 @@ from .terms import _prepare_inputs, _static_terms, kernel_terms
 
 __all__ = ["MONORMA", "ONORMA", "initial_state"]
 
+#: MONORMA's default kernels: RBF bandwidths as multiples of the RBF default ``1 / n_features``
+_DEFAULT_GAMMA_FACTORS = (0.1, 1.0, 10.0)
+
 
 def initial_state(kernels, n_outputs, n_features, truncation, adapt):
     """The state of an estimator before its first stream step: the kernels' separable terms
@@ -89,7 +92,7 @@ class _OnlineOVK(PersistenceMixin, MultiOutputMixin, BaseEstimator):
         tags.target_tags.required = True  # a regressor or a classifier, as ``loss`` says
         return tags
 
-    def _kernel_list(self, d):
+    def _kernel_list(self, d, n_features=None):
         raise NotImplementedError
 
     def _check_params(self):
@@ -129,7 +132,11 @@ class _OnlineOVK(PersistenceMixin, MultiOutputMixin, BaseEstimator):
             self.n_features_per_view_, self.n_features_in_, self._ranges = sizes, sum(sizes), ranges
             vars(self).update(
                 initial_state(
-                    self._kernel_list(Y.shape[1]), Y.shape[1], Xa.shape[1], self.truncation, self._adapt
+                    self._kernel_list(Y.shape[1], Xa.shape[1]),
+                    Y.shape[1],
+                    Xa.shape[1],
+                    self.truncation,
+                    self._adapt,
                 )
             )
         elif Y.shape[1] != self.n_outputs_:
@@ -280,7 +287,7 @@ class ONORMA(_OnlineOVK):
         self.seed = seed
         self.block_size = block_size
 
-    def _kernel_list(self, d):
+    def _kernel_list(self, d, n_features=None):
         if self.kernel is None:
             return [SeparableKernel("rbf", np.eye(d if d is not None else 1))]
         return [self.kernel]
@@ -294,9 +301,22 @@ class MONORMA(_OnlineOVK):
     the weights follow eq. (5) with ``Σ_j (δ^j)^r = 1`` (δ_0 = 1/m). With ``truncation`` the
     recursion tracks the norm of the untruncated expansion, as in the paper.
 
-    Parameters are those of ``ONORMA`` with ``kernels`` (a list of operator-valued kernels) and
-    ``r > 0``. Fitted: as ``ONORMA`` plus ``delta_`` (final weights) and ``kernel_weights_``
-    (``(n_steps, m)``: δ_t after each step).
+    Fitted: as ``ONORMA`` plus ``n_kernels_`` (m), ``delta_`` (final weights) and
+    ``kernel_weights_`` (``(n_steps, m)``: δ_t after each step).
+
+    Parameters
+    ----------
+    kernels : list of OperatorValuedKernel or None, default=None
+        The kernels ``K^1..K^m`` (any kernel ``ONORMA`` takes), all with the same output dimension
+        and all single-view or all multi-view. ``None``: three Gaussian separable kernels
+        ``SeparableKernel("rbf", I_d, (("gamma", g),))``, ``I_d`` the identity over the ``d``
+        outputs (independent outputs, as ``ONORMA``'s default), at ``g = 0.1 / p``, ``1 / p`` and
+        ``10 / p`` (``p`` = ``n_features_in_``; ``1 / p`` is the RBF kernel's usual default
+        bandwidth), in that order in ``delta_``. Single-view inputs only.
+    r : float > 0, default=1.0
+        The weights' norm: ``Σ_j (δ^j)^r = 1``.
+    lam, eta0, schedule, truncation, loss, shuffle, random_state, block_size, seed
+        As in ``ONORMA``.
     """
 
     _adapt = True
@@ -330,10 +350,14 @@ class MONORMA(_OnlineOVK):
     def _check_params(self):
         super()._check_params()
         check_positive("r", self.r)
-        if self.kernels is None or isinstance(self.kernels, (str, bytes)) or len(list(self.kernels)) == 0:
-            raise ValueError("kernels must be a non-empty list of operator-valued kernels")
+        if self.kernels is not None and (
+            isinstance(self.kernels, (str, bytes)) or len(list(self.kernels)) == 0
+        ):
+            raise ValueError("kernels must be None or a non-empty list of operator-valued kernels")
 
-    def _kernel_list(self, d):
-        if self.kernels is None:
-            raise ValueError("kernels must be a non-empty list of operator-valued kernels")
+    def _kernel_list(self, d, n_features=None):
+        if self.kernels is None:  # see the class docstring; d, n_features unknown: only probed for views
+            eye = np.eye(d if d is not None else 1)
+            scale = 1.0 / n_features if n_features else 1.0
+            return [SeparableKernel("rbf", eye, (("gamma", f * scale),)) for f in _DEFAULT_GAMMA_FACTORS]
         return list(self.kernels)
