@@ -46,6 +46,8 @@ __version__ = "0.1.0"
 # Estimators are imported on first use so that `import bayesmv` stays light.
 _ESTIMATORS = {
     "M3LAKClassifier": "bayesmv.m3lak",
+    "M3LAKPriors": "bayesmv.m3lak",
+    "M3LAKSampler": "bayesmv.m3lak",
     "MVMLClassifier": "bayesmv.mvml",
     "MVMLRegressor": "bayesmv.mvml",
     "MVMLClassifierCV": "bayesmv.mvml",

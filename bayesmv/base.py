@@ -1,4 +1,4 @@
-"""Shared estimator plumbing: multi-view input checks and label encoding (DESIGN §3)."""
+"""Shared estimator plumbing: multi-view input checks and label encoding."""
 
 from __future__ import annotations
 

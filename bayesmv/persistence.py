@@ -21,6 +21,7 @@ import json
 import os
 import sys
 import tempfile
+import warnings
 import zipfile
 
 import numpy as np
@@ -255,14 +256,18 @@ def _build_estimator(cls, params, state, dec):
         raise ValueError(f"{cls.__name__} is not an estimator class")
     if not isinstance(params, dict) or not isinstance(state, dict):
         raise ValueError("header.json lacks the 'params'/'state' objects")
-    unknown = sorted(set(params) - set(cls().get_params(deep=False)))
+    # the previous release's parameter names (cls._deprecated_parameters) move to their new place
+    known = set(cls().get_params(deep=False)) | set(getattr(cls, "_deprecated_parameters", ()))
+    unknown = sorted(set(params) - known)
     if unknown:
         raise ValueError(f"parameters {unknown} are not parameters of {cls.__name__}")
     bad = [k for k in state if not isinstance(k, str) or not k.isidentifier() or k.startswith("__")]
     if bad:
         raise ValueError(f"invalid attribute names {bad} in the file")
     try:
-        est = cls(**{k: dec.decode(v) for k, v in params.items()})
+        with warnings.catch_warnings():  # a file of the previous release: its names are translated
+            warnings.simplefilter("ignore", FutureWarning)
+            est = cls(**{k: dec.decode(v) for k, v in params.items()})
         for k, v in state.items():
             setattr(est, k, dec.decode(v))
     except (TypeError, KeyError, AttributeError, RecursionError) as exc:

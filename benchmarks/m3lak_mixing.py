@@ -32,7 +32,6 @@ Run: ``python benchmarks/m3lak_mixing.py [--quick] [--task low_high --views fac 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import time
 import warnings
@@ -166,7 +165,7 @@ def part1(cfg, Xs, y, config, seed=0):
     print(f"  {'variant':<28}{'ms/sweep':>9}{'ESS/1000 min':>14}{'median':>8}{'r̂ max':>8}{'min-ESS/s':>11}")
     rows = {}
     for name, fixed in FREEZE.items():
-        _, run = _chain_runner(dataclasses.replace(config, fixed_blocks=fixed), cfg["draws"])
+        _, run = _chain_runner(M3LAKConfig.from_settings(config, fixed_blocks=fixed), cfg["draws"])
         jax.block_until_ready(run(states[0], data))  # compile
         t0 = time.perf_counter()
         dec = [np.asarray(run(s, data)[1][0]) for s in states]
@@ -242,7 +241,7 @@ def part3(cfg, Xs, y, seed=0):
     print(f"  {'model':<34}{'s':>7}{'dec ESS min':>12}{'median':>8}{'depth-8 hits':>14}")
     rows = {}
     for name, lik in (("hinge (marginal)", "hinge"), ("logistic", "logistic")):
-        config = M3LAKConfig(spectral_prior="gaussian", likelihood=lik).validate()
+        config = M3LAKConfig.paper(spectral_prior="gaussian", likelihood=lik).validate()
         mcmc = MCMC(NUTS(m3lak_model, max_tree_depth=8), num_warmup=n, num_samples=n, progress_bar=False)
         t0 = time.perf_counter()
         with single_threaded_blas():
@@ -278,7 +277,7 @@ def part4(cfg, Xs, y, seed=0):
     print(f"  {'variant':<26}{'ms/sweep':>9}{'saves ms':>10}")
     rows = {}
     for name, change in SWEEP_PARTS.items():
-        _, run = _chain_runner(dataclasses.replace(base, **change), cfg["sweeps"])
+        _, run = _chain_runner(M3LAKConfig.from_settings(base, **change), cfg["sweeps"])
         jax.block_until_ready(run(state, data))  # compile
         seconds = []
         for _ in range(3):
@@ -312,7 +311,7 @@ def main(argv=None):
     parts = {int(p) for p in args.parts.split(",")}
     Xs, Zs, y, test = load_task(args.task, args.views, cfg["n_train"])
     print(f"task {args.task}, views {'+'.join(args.views)}, {cfg['n_train']} training points")
-    config = M3LAKConfig(n_latent=5, n_frequencies=10) if args.quick else M3LAKConfig()
+    config = M3LAKConfig.paper(n_latent=5, n_frequencies=10) if args.quick else M3LAKConfig.paper()
     summary = []
     if 1 in parts:
         rows = part1(cfg, Zs, y, config.validate())

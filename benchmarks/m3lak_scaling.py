@@ -70,10 +70,10 @@ def main(argv=None):
     ap.add_argument("--sweeps", type=int, default=None, help="timed sweeps per N (median)")
     args = ap.parse_args(argv)
     if args.quick:
-        cfg = M3LAKConfig(n_latent=5, n_frequencies=20, augmented=True)
+        cfg = M3LAKConfig.paper(n_latent=5, n_frequencies=20, augmented=True)
         sizes, dims, n_sweeps, big = (500, 1000), (8, 12), args.sweeps or 2, None
     else:
-        cfg = M3LAKConfig(augmented=True)  # the paper's conditionals (the costlier form)
+        cfg = M3LAKConfig.paper(augmented=True)  # the paper's conditionals (the costlier form)
         sizes, dims, n_sweeps, big = (1000, 2000, 5000, 10000, 20000), VIEW_DIMS, args.sweeps or 5, 100_000
     print(
         f"M3LAK sweep scaling: views {dims}, m={cfg.n_latent}, M={cfg.n_frequencies}, "

@@ -63,7 +63,7 @@ def worker(n, devices, sweeps, m, M, dims, spectral_prior):
     from bayesmv.inference.m3lak_sampler.state import _prepare_arrays
     from bayesmv.models.m3lak import M3LAKConfig
 
-    config = M3LAKConfig(n_latent=m, n_frequencies=M, spectral_prior=spectral_prior)
+    config = M3LAKConfig.paper(n_latent=m, n_frequencies=M, spectral_prior=spectral_prior)
     Xs, y = _data(n, dims, m)
     if devices > 1:
         mesh = bd.data_mesh(jax.devices()[:devices])

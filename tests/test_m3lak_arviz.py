@@ -14,7 +14,7 @@ import pytest
 from scipy.special import expit, log_expit, logsumexp
 
 import bayesmv  # noqa: F401  (float64)
-from bayesmv import M3LAKClassifier
+from bayesmv import M3LAKClassifier, M3LAKSampler
 from bayesmv.datasets import make_latent_views
 
 SETTINGS = dict(
@@ -199,8 +199,7 @@ def test_aligned_loadings_converge_with_the_decision_values():
             num_samples=300,
             num_chains=4,
             random_state=0,
-            latent_axis_moves=moves,
-            warmup_tempering=None,
+            sampler=M3LAKSampler(latent_axis_moves=moves, warmup_tempering=None),
             Xs_y=(Xs, y),
         )
         post = est.inference_data_.posterior

@@ -365,7 +365,7 @@ def small_run():
     ]
     Xs[1][:5] = np.nan
     y = np.where(H[:, 0] > 0, 1.0, -1.0)
-    cfg = M3LAKConfig(n_latent=3, n_frequencies=4, dp_capacity=20, v_prior=(1.0, 1.0))
+    cfg = M3LAKConfig.paper(n_latent=3, n_frequencies=4, dp_capacity=20, v_prior=(1.0, 1.0))
     post = run_m3lak(Xs, y, cfg, num_warmup=30, num_samples=20, num_chains=2, random_state=0)
     return Xs, y, cfg, post
 
@@ -398,12 +398,11 @@ def test_divergences_are_flagged_per_block(small_run):
     """A step size of 5 for the Ω block (no warm-up to adapt it) makes its trajectories
     diverge; the H block keeps its own step size. ``diverging`` is the union of the per-block
     flags, and the convergence report counts them by block."""
-    import dataclasses
 
     from bayesmv.diagnostics import check_convergence, to_inference_data
 
     Xs, y, cfg, _ = small_run
-    cfg = dataclasses.replace(cfg, init_step_size=5.0)
+    cfg = M3LAKConfig.from_settings(cfg, init_step_size=5.0)
     post = run_m3lak(Xs, y, cfg, num_warmup=0, num_samples=10, random_state=0)
     stats = {k: np.asarray(v) for k, v in post.extra_stats.items()}
     assert stats["diverging_omega"].sum() >= 5
@@ -532,7 +531,6 @@ def test_process_chains_read_their_programs_from_the_persistent_cache(small_run,
     would add entries). Run on a cache of its own, empty at the start, and with worker processes
     started on it: the suite's cache may hold these programs already, and the pool's workers may
     have started on another cache."""
-    import dataclasses
 
     from jax.experimental.compilation_cache import compilation_cache
     from joblib.externals.loky import get_reusable_executor
@@ -543,7 +541,7 @@ def test_process_chains_read_their_programs_from_the_persistent_cache(small_run,
         pytest.skip("the persistent compilation cache is off (BAYESMV_TEST_NO_JAX_CACHE)")
     monkeypatch.setattr(run, "cpu_count", lambda: 2)
     Xs, y, cfg, _ = small_run
-    cfg = dataclasses.replace(cfg, C=0.77)  # programs that no other test compiles (nor holds in memory)
+    cfg = M3LAKConfig.from_settings(cfg, C=0.77)  # programs that no other test compiles (nor holds in memory)
     settings = run._RunSettings(cfg, None, None, 30, 20, 1)
     cache = tmp_path / "jax-cache"
 
@@ -582,7 +580,7 @@ from bayesmv.models import M3LAKConfig
 run.cpu_count = lambda: 2
 saved = np.load(sys.argv[1])
 Xs, y = [saved["X0"], saved["X1"]], saved["y"]
-cfg = M3LAKConfig(n_latent=3, n_frequencies=4, dp_capacity=20, v_prior=(1.0, 1.0))
+cfg = M3LAKConfig.paper(n_latent=3, n_frequencies=4, dp_capacity=20, v_prior=(1.0, 1.0))
 settings = run._RunSettings(cfg, None, None, 30, 20, 1)
 init, draws = run._serialized_programs(settings, prepare_data(Xs, y), jax.random.PRNGKey(4), True)
 assert init is not None and set(draws) == {settings._replace(num_samples=10)}, "not serialized"
@@ -675,7 +673,7 @@ from bayesmv.inference import run_m3lak
 from bayesmv.models import M3LAKConfig
 
 saved = np.load(sys.argv[1])
-cfg = M3LAKConfig(n_latent=2, n_frequencies=3, likelihood="logistic", precision_update="collapsed")
+cfg = M3LAKConfig.paper(n_latent=2, n_frequencies=3, likelihood="logistic", precision_update="collapsed")
 post = run_m3lak([saved["X0"], saved["X1"]], saved["y"], cfg, num_warmup=20, num_samples=20, num_chains=2)
 np.save(sys.argv[2], post.samples["decision"])
 """
@@ -712,7 +710,7 @@ def test_process_chains_equal_one_cpu_sequential_chains(tmp_path, monkeypatch):
         timeout=600,
     )
     assert child.returncode == 0, child.stderr[-3000:]
-    cfg = M3LAKConfig(n_latent=2, n_frequencies=3, likelihood="logistic", precision_update="collapsed")
+    cfg = M3LAKConfig.paper(n_latent=2, n_frequencies=3, likelihood="logistic", precision_update="collapsed")
     proc = run_m3lak(Xs, y, cfg, num_warmup=20, num_samples=20, num_chains=2, chain_method="processes")
     np.testing.assert_array_equal(proc.samples["decision"], np.load(tmp_path / "seq.npy"))
 
@@ -723,7 +721,7 @@ def test_process_count_falls_back_to_this_process(monkeypatch):
     from bayesmv.inference.m3lak_sampler import run
 
     monkeypatch.setattr(run, "cpu_count", lambda: 3)
-    plain = run._RunSettings(M3LAKConfig(), None, None, 10, 10, 1)
+    plain = run._RunSettings(M3LAKConfig.paper(), None, None, 10, 10, 1)
     meshed = plain._replace(mesh=object())
     assert run._process_count(plain, "processes", 4) == 3
     assert run._process_count(plain, "processes", 2) == 2
@@ -759,15 +757,14 @@ def test_initial_dp_table_holds_every_frequency_in_one_component(small_run):
 @pytest.mark.slow
 def test_capacity_overflow_raises(small_run):
     Xs, y, cfg, _ = small_run
-    import dataclasses
 
-    tiny_cap = dataclasses.replace(cfg, dp_capacity=1, alpha=5.0)
+    tiny_cap = M3LAKConfig.from_settings(cfg, dp_capacity=1, alpha=5.0)
     with pytest.raises(DPCapacityError, match="dp_capacity"):
         run_m3lak(Xs, y, tiny_cap, num_warmup=2, num_samples=2, random_state=0)
 
 
 def test_bad_input_raises():
-    cfg = M3LAKConfig(n_latent=2, n_frequencies=2)
+    cfg = M3LAKConfig.paper(n_latent=2, n_frequencies=2)
     X = np.ones((4, 2))
     with pytest.raises(ValueError, match="y"):
         run_m3lak([X], np.array([0, 1, 0, 1.0]), cfg, num_warmup=1, num_samples=1)
@@ -776,7 +773,7 @@ def test_bad_input_raises():
     with pytest.raises(ValueError, match="partially-NaN"):
         run_m3lak([bad], np.array([1, -1, 1, -1.0]), cfg, num_warmup=1, num_samples=1)
     with pytest.raises(ValueError, match="n_latent"):
-        run_m3lak([X], np.array([1, -1, 1, -1.0]), M3LAKConfig(n_latent=0), num_warmup=1, num_samples=1)
+        run_m3lak([X], np.array([1, -1, 1, -1.0]), M3LAKConfig.paper(n_latent=0), num_warmup=1, num_samples=1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1052,7 +1049,7 @@ def test_tempered_collapsed_noise_density_matches_brute_force(tiny, temper):
         )
         return lik + st.gamma(a_t, scale=1 / b_t).logpdf(tau) + np.log(tau)
 
-    config = M3LAKConfig(a_tau=a_t, b_tau=b_t)
+    config = M3LAKConfig.paper(a_tau=a_t, b_tau=b_t)
     a_eff, b_eff = _tempered_noise_prior(config, temper, n)
     X, H, U = (jnp.asarray(t[k]) for k in ("X", "H", "U"))
     ours = _noise_log_density(jnp.log(r), _collapsed_statistics(X, H, U, jnp.asarray(o)), eta, a_eff, b_eff)
@@ -1066,25 +1063,24 @@ def test_warmup_tempering_schedule():
     the first half of warm-up and is exactly 1 after it (and without tempering)."""
     from bayesmv.inference.m3lak_sampler.kernel import M3LAKKernel
 
-    kernel = M3LAKKernel(M3LAKConfig(warmup_tempering=0.01))
+    kernel = M3LAKKernel(M3LAKConfig.paper(warmup_tempering=0.01))
     kernel._num_warmup = 100
     got = np.array([float(kernel._temper(jnp.asarray(i))) for i in (0, 25, 49, 50, 99, 100, 5000)])
     np.testing.assert_allclose(got[:3], 0.01 ** (1 - np.array([0, 25, 49]) / 50), rtol=1e-12)
     assert np.all(got[3:] == 1.0)
-    assert M3LAKKernel(M3LAKConfig())._temper(jnp.asarray(0)) == 1.0
+    assert M3LAKKernel(M3LAKConfig.paper())._temper(jnp.asarray(0)) == 1.0
     for bad in (0.0, 1.5, -0.1):
         with pytest.raises(ValueError, match="warmup_tempering"):
-            M3LAKConfig(warmup_tempering=bad).validate()
+            M3LAKConfig.paper(warmup_tempering=bad).validate()
 
 
 @pytest.mark.slow
 def test_tempering_changes_the_warm_up_only(small_run):
     """A tempered warm-up gives other draws than an untempered one from the same key; continued
     from its chains' states (no warm-up), the tempered and untempered kernels draw the same."""
-    import dataclasses
 
     Xs, y, cfg, post = small_run
-    tempered = dataclasses.replace(cfg, warmup_tempering=0.05)
+    tempered = M3LAKConfig.from_settings(cfg, warmup_tempering=0.05)
     run = run_m3lak(Xs, y, tempered, num_warmup=30, num_samples=20, num_chains=2, random_state=0)
     assert np.all(np.isfinite(run.samples["tau"]))
     assert not np.allclose(run.samples["tau"], post.samples["tau"])
@@ -1102,13 +1098,13 @@ def test_niw_scale_warmup_hold_schedule():
     then on (always, as the static True, without a hold); the hold needs a learned ψ."""
     from bayesmv.inference.m3lak_sampler.kernel import M3LAKKernel
 
-    kernel = M3LAKKernel(M3LAKConfig(niw_psi0_prior=(1.0, 0.1), niw_psi0_warmup_hold=0.3))
+    kernel = M3LAKKernel(M3LAKConfig.paper(niw_psi0_prior=(1.0, 0.1), niw_psi0_warmup_hold=0.3))
     kernel._num_warmup = 100
     got = [bool(kernel._learn_niw_scale(jnp.asarray(i))) for i in (0, 29, 30, 99, 100, 5000)]
     assert got == [False, False, True, True, True, True]
-    assert M3LAKKernel(M3LAKConfig(niw_psi0_prior=(1.0, 0.1)))._learn_niw_scale(jnp.asarray(0)) is True
+    assert M3LAKKernel(M3LAKConfig.paper(niw_psi0_prior=(1.0, 0.1)))._learn_niw_scale(jnp.asarray(0)) is True
     for bad in (-0.1, 1.0, float("nan"), True, "0.5", 0.5j):
         with pytest.raises(ValueError, match="niw_psi0_warmup_hold"):
-            M3LAKConfig(niw_psi0_prior=(1.0, 0.1), niw_psi0_warmup_hold=bad).validate()
+            M3LAKConfig.paper(niw_psi0_prior=(1.0, 0.1), niw_psi0_warmup_hold=bad).validate()
     with pytest.raises(ValueError, match="needs niw_psi0_prior"):
-        M3LAKConfig(niw_psi0_warmup_hold=0.5).validate()
+        M3LAKConfig.paper(niw_psi0_warmup_hold=0.5).validate()

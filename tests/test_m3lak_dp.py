@@ -447,27 +447,29 @@ def test_spectral_scale_check_detects_a_wrong_step():
 def test_spectral_scale_moves_need_the_dp_spectrum():
     from bayesmv import M3LAKClassifier
     from bayesmv.m3lak.settings import model_config
-    from bayesmv.models import M3LAKConfig
+    from bayesmv.models import M3LAKConfig, M3LAKSampler
 
     with pytest.raises(ValueError, match="spectral_scale_moves"):
-        M3LAKConfig(spectral_prior="gaussian", spectral_scale_moves=True).validate()
+        M3LAKConfig.paper(spectral_prior="gaussian", spectral_scale_moves=True).validate()
     assert model_config(M3LAKClassifier().get_params()).spectral_scale_moves  # the default
-    assert not model_config(M3LAKClassifier(spectral_scale_moves=False).get_params()).spectral_scale_moves
+    no_move = M3LAKSampler(spectral_scale_moves=False)
+    assert not model_config(M3LAKClassifier(sampler=no_move).get_params()).spectral_scale_moves
     for flag in (True, False):  # a move of the DP spectrum: the Gaussian spectrum ignores it
-        params = M3LAKClassifier(spectral_prior="gaussian", spectral_scale_moves=flag).get_params()
+        sampler = M3LAKSampler(spectral_scale_moves=flag)
+        params = M3LAKClassifier(spectral_prior="gaussian", sampler=sampler).get_params()
         assert not model_config(params).spectral_scale_moves
 
 
 def test_sign_moves_need_the_collapsed_dp_update():
     from bayesmv import M3LAKClassifier
     from bayesmv.m3lak.settings import model_config
-    from bayesmv.models import M3LAKConfig
+    from bayesmv.models import M3LAKConfig, M3LAKSampler
 
     for bad in ({"spectral_prior": "gaussian"}, {"dp_update": "slice"}):
         with pytest.raises(ValueError, match="dp_sign_moves"):
-            M3LAKConfig(**bad, dp_sign_moves=True).validate()
+            M3LAKConfig.paper(**bad, dp_sign_moves=True).validate()
     assert not model_config(M3LAKClassifier().get_params()).dp_sign_moves  # the default
-    assert model_config(M3LAKClassifier(dp_sign_moves=True).get_params()).dp_sign_moves
+    assert model_config(M3LAKClassifier(sampler=M3LAKSampler(dp_sign_moves=True)).get_params()).dp_sign_moves
 
 
 def test_mirrored_frequencies_keep_every_decision_value():

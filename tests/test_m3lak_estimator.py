@@ -15,8 +15,8 @@ from sklearn.exceptions import NotFittedError
 import bayesmv  # noqa: F401  (float64)
 from bayesmv.datasets import drop_views, make_latent_views
 from bayesmv.m3lak import M3LAKClassifier, predictive_latent_moments, sample_predictive_decisions
-from bayesmv.m3lak.settings import model_config
-from bayesmv.models import noise_by_view
+from bayesmv.m3lak.settings import LEGACY_PARAMETERS, model_config
+from bayesmv.models import M3LAKConfig, M3LAKPriors, M3LAKSampler, noise_by_view
 
 # ----------------------------------------------------------------------------------------------
 # Woodbury predictive of h* against the dense joint Gaussian of (h, u_1..u_V, x_1..x_V)
@@ -139,26 +139,20 @@ def test_predictive_chunking_does_not_change_draws():
 # Estimator: protocol and input errors (no sampling)
 # ----------------------------------------------------------------------------------------------
 def test_sklearn_protocol_params():
-    est = M3LAKClassifier(n_latent=3, C=2.0, v_prior=(1.0, 1.0))
+    est = M3LAKClassifier(n_latent=3, C=2.0, priors=M3LAKPriors(v_prior=(1.0, 1.0)))
     params = est.get_params()
-    assert params["n_latent"] == 3 and params["C"] == 2.0 and params["v_prior"] == (1.0, 1.0)
+    assert params["n_latent"] == 3 and params["C"] == 2.0 and params["priors__v_prior"] == (1.0, 1.0)
     c = clone(est)
     assert c.get_params() == params
     c.set_params(C=5.0)
     assert c.C == 5.0 and est.C == 2.0
 
 
-def test_config_has_every_prior_field():
-    """Every M3LAKConfig field is an estimator parameter (so no prior is hidden from users)."""
-    import dataclasses
-
-    from bayesmv.models.m3lak import M3LAKConfig
-
-    params = M3LAKClassifier().get_params()
-    missing = [f.name for f in dataclasses.fields(M3LAKConfig) if f.name not in params]
-    assert not missing, missing
+def test_config_holds_the_estimators_priors():
     cfg = model_config(
-        M3LAKClassifier(n_latent=3, eta=5.0, v_prior=[1, 2], niw_psi0_prior=[3, 4]).get_params()
+        M3LAKClassifier(
+            n_latent=3, priors=M3LAKPriors(eta=5.0, v_prior=[1, 2], niw_psi0_prior=[3, 4])
+        ).get_params()
     )
     assert (
         cfg.n_latent == 3
@@ -172,28 +166,23 @@ def test_config_has_every_prior_field():
 def test_niw_scale_is_a_latent_only_under_its_prior():
     """With ``niw_psi0_prior=(a, b)`` the NIW scale ψ starts at a / b and is stored with each
     draw; without it the state holds no ψ (the fixed ``niw_psi0``) and stores none."""
-    import dataclasses
-
     from bayesmv.inference.m3lak_sampler import initial_latent, prepare_data, sweep_outputs
-    from bayesmv.models.m3lak import M3LAKConfig
 
     data = prepare_data(XS_SMALL, np.where(Y_SMALL == Y_SMALL[0], 1.0, -1.0))
-    cfg = M3LAKConfig(n_latent=2, n_frequencies=3, dp_capacity=10, niw_psi0_prior=(2.0, 4.0))
+    cfg = M3LAKConfig.paper(n_latent=2, n_frequencies=3, dp_capacity=10, niw_psi0_prior=(2.0, 4.0))
     latent = initial_latent(jax.random.PRNGKey(0), data, cfg)
     assert float(latent.psi0) == 0.5 and float(sweep_outputs(latent, data, cfg)["niw_psi0"]) == 0.5
-    fixed = dataclasses.replace(cfg, niw_psi0_prior=None)
+    fixed = M3LAKConfig.from_settings(cfg, niw_psi0_prior=None)
     latent = initial_latent(jax.random.PRNGKey(0), data, fixed)
     assert latent.psi0 is None and "niw_psi0" not in sweep_outputs(latent, data, fixed)
 
 
 def test_niw_nu0_default_is_twice_n_latent_and_explicit_values_pass_through():
-    """The estimator's ``niw_nu0=None`` is ν0 = 2m; ``M3LAKConfig`` keeps the paper's ν0 = m."""
-    from bayesmv.models.m3lak import M3LAKConfig
-
+    """``niw_nu0=None`` is ν0 = 2m; ``M3LAKConfig.paper`` keeps the paper's ν0 = m."""
     assert model_config(M3LAKClassifier(n_latent=3).get_params()).nu0 == 6.0
     assert model_config(M3LAKClassifier(n_latent=7).get_params()).nu0 == 14.0
-    assert model_config(M3LAKClassifier(n_latent=3, niw_nu0=3.5).get_params()).nu0 == 3.5
-    assert M3LAKConfig(n_latent=3).nu0 == 3.0
+    assert model_config(M3LAKClassifier(n_latent=3, priors=M3LAKPriors(niw_nu0=3.5)).get_params()).nu0 == 3.5
+    assert M3LAKConfig.paper(n_latent=3).nu0 == 3.0
 
 
 XS_SMALL, Y_SMALL = make_latent_views(n_samples=40, n_views=2, n_latent=2, n_features=4, random_state=0)
@@ -219,8 +208,9 @@ XS_SMALL, Y_SMALL = make_latent_views(n_samples=40, n_views=2, n_latent=2, n_fea
     ],
 )
 def test_bad_hyper_parameters(params, match):
+    nested = {f"{LEGACY_PARAMETERS[k]}__{k}" if k in LEGACY_PARAMETERS else k: v for k, v in params.items()}
     with pytest.raises(ValueError, match=match):
-        M3LAKClassifier(**params).fit(XS_SMALL, Y_SMALL)
+        M3LAKClassifier().set_params(**nested).fit(XS_SMALL, Y_SMALL)
 
 
 def test_bad_input_errors():
@@ -295,7 +285,7 @@ def test_feature_noise_finds_the_noisy_features_and_names_them():
     Xtr, Xte, ytr, yte = _easy_task(n_train=80)
     rng = np.random.default_rng(4)
     Xtr[0][:, :3] += 3.0 * rng.standard_normal((len(ytr), 3))
-    params = {**FAST, "noise": "feature", "precision_update": "conditional"}
+    params = {**FAST, "noise": "feature", "sampler": M3LAKSampler(precision_update="conditional")}
     est = M3LAKClassifier(**params).fit(Xtr, ytr)
     tau = est.inference_data_.posterior["tau"]
     assert tau.dims == ("chain", "draw", "view_feature")

@@ -157,7 +157,7 @@ def test_joint_move_agrees_with_nuts():
 
     from bayesmv.inference.m3lak_sampler.sweep import _gaussian_dp_state
 
-    cfg = M3LAKConfig(n_latent=m, n_frequencies=M, spectral_prior="gaussian", lengthscale=1.0, v=V_BETA)
+    cfg = M3LAKConfig.paper(n_latent=m, n_frequencies=M, spectral_prior="gaussian", lengthscale=1.0, v=V_BETA)
 
     def model():
         beta = numpyro.sample("beta", dist.Normal(0.0, 1.0 / np.sqrt(V_BETA)).expand([P]).to_event(1))
@@ -193,18 +193,22 @@ def test_joint_move_agrees_with_nuts():
 
 def test_config_rejects_bad_likelihood_settings():
     with pytest.raises(ValueError, match="likelihood"):
-        M3LAKConfig(likelihood="probit").validate()
+        M3LAKConfig.paper(likelihood="probit").validate()
     with pytest.raises(ValueError, match="augmented"):
-        M3LAKConfig(likelihood="logistic", augmented=True).validate()
+        M3LAKConfig.paper(likelihood="logistic", augmented=True).validate()
     with pytest.raises(ValueError, match="fixed_blocks"):
-        M3LAKConfig(fixed_blocks=("tau",)).validate()
-    with pytest.raises(ValueError, match="fixed_blocks"):
-        M3LAKConfig(fixed_blocks=["H"]).validate()
+        M3LAKConfig.paper(fixed_blocks=("tau",)).validate()
     from bayesmv import M3LAKClassifier
+    from bayesmv.models import M3LAKSampler
 
     with pytest.raises(ValueError, match="fixed_blocks"):
-        model_config(M3LAKClassifier(fixed_blocks="H").get_params())  # a string is not a sequence of names
-    assert model_config(M3LAKClassifier(fixed_blocks=["H"]).get_params()).fixed_blocks == ("H",)
+        model_config(
+            M3LAKClassifier(sampler=M3LAKSampler(fixed_blocks="H")).get_params()
+        )  # a string: no names
+    assert M3LAKConfig.paper(fixed_blocks=["H"]).validate().fixed_blocks == ("H",)  # a list: a tuple
+    assert model_config(
+        M3LAKClassifier().set_params(sampler__fixed_blocks=["H"]).get_params()
+    ).fixed_blocks == ("H",)
 
 
 @pytest.mark.slow
@@ -216,7 +220,7 @@ def test_fixed_blocks_stay_at_their_initial_values(tiny_problem, passes):
 
     y = np.where(tiny_problem["y"] > 0, 1.0, -1.0)
     kw = dict(n_latent=2, n_frequencies=3, likelihood="logistic", h_lvm_passes=passes, kernel_passes=passes)
-    cfg = M3LAKConfig(**kw, fixed_blocks=("lvm", "omega"))
+    cfg = M3LAKConfig.paper(**kw, fixed_blocks=("lvm", "omega"))
     post = run_m3lak(tiny_problem["Xs"], y, cfg, num_warmup=4, num_samples=4, random_state=0)
     for name in ("W_0", "V_1", "tau", "r", "omega", "beta"):
         draws = np.asarray(post.samples[name])[0]
@@ -224,7 +228,7 @@ def test_fixed_blocks_stay_at_their_initial_values(tiny_problem, passes):
     assert np.ptp(np.asarray(post.samples["decision"])[0], axis=0).max() > 0  # H still moves
     if passes == 1:
         return
-    cfg = M3LAKConfig(**kw, fixed_blocks=("H",))
+    cfg = M3LAKConfig.paper(**kw, fixed_blocks=("H",))
     post = run_m3lak(tiny_problem["Xs"], y, cfg, num_warmup=4, num_samples=4, random_state=0)
     np.testing.assert_array_equal(np.asarray(post.extra_stats["accept_prob_H"]), 1.0)
     assert np.ptp(np.asarray(post.samples["tau"])[0], axis=0).max() > 0  # the LVM still moves
@@ -266,7 +270,7 @@ def test_label_weight_scales_every_logistic_log_likelihood(C):
 
     from bayesmv.models import hinge_model, pointwise_log_likelihood
 
-    config = M3LAKConfig(likelihood="logistic", C=C, n_latent=m, n_frequencies=M)
+    config = M3LAKConfig.paper(likelihood="logistic", C=C, n_latent=m, n_frequencies=M)
     f = jnp.asarray(np.random.default_rng(3).normal(size=N) * 3.0)
     expected = C * log_expit(np.asarray(Y * f))
     np.testing.assert_allclose(-sampler_sweep._label_energy(f, Y, None, config), expected, rtol=1e-12)

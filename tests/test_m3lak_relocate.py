@@ -165,5 +165,8 @@ def test_relocation_needs_the_logistic_dp_model():
 
     for bad in (dict(spectral_prior="gaussian"), dict(likelihood="hinge")):
         with pytest.raises(ValueError, match="dp_relocation_moves"):
-            M3LAKConfig(**{"likelihood": "logistic", **bad, "dp_relocation_moves": True}).validate()
-    assert model_config(M3LAKClassifier(dp_relocation_moves=True).get_params()).dp_relocation_moves
+            M3LAKConfig.paper(**{"likelihood": "logistic", **bad, "dp_relocation_moves": True}).validate()
+    from bayesmv.models import M3LAKSampler
+
+    moves = M3LAKSampler(dp_relocation_moves=True)
+    assert model_config(M3LAKClassifier(sampler=moves).get_params()).dp_relocation_moves

@@ -22,8 +22,6 @@ The test fails if any |z| exceeds the Bonferroni-corrected two-sided 1% level (f
 false-alarm rate ≈ 1%). The same test with a deliberately wrong τ conditional (rate × 1.3) must fail (power).
 """
 
-import dataclasses
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -41,7 +39,7 @@ from bayesmv.models import M3LAKConfig, logistic_log_likelihood, noise_by_view
 N, DS = 3, (2, 2)
 Y = jnp.array([1.0, -1.0, 1.0])
 OBS = jnp.array([[True, False], [True, True], [True, True]])  # view 1 of sample 0 missing
-BASE = M3LAKConfig(
+BASE = M3LAKConfig.paper(
     n_latent=2,
     n_frequencies=3,
     C=0.5,
@@ -65,7 +63,7 @@ BASE = M3LAKConfig(
 )
 CONFIGS = {
     "augmented-dp": BASE,
-    "marginal-gaussian-vprior": dataclasses.replace(
+    "marginal-gaussian-vprior": M3LAKConfig.from_settings(
         BASE,
         augmented=False,
         spectral_prior="gaussian",
@@ -73,7 +71,7 @@ CONFIGS = {
         lengthscale=1.0,
         spectral_scale_moves=False,
     ),
-    "logistic-dp-slice-vprior-collapsed-precisions": dataclasses.replace(
+    "logistic-dp-slice-vprior-collapsed-precisions": M3LAKConfig.from_settings(
         BASE,
         dp_update="slice",
         augmented=False,
@@ -85,7 +83,7 @@ CONFIGS = {
         niw_mu0=0.5,  # the latent-axis moves' NIW-mean terms
         h_lvm_passes=2,
     ),
-    "logistic-per-feature-noise-niw-scale": dataclasses.replace(
+    "logistic-per-feature-noise-niw-scale": M3LAKConfig.from_settings(
         BASE,
         augmented=False,
         likelihood="logistic",
@@ -310,7 +308,7 @@ def test_augmented_gibbs_agrees_with_nuts_on_decision_values():
     H = jnp.asarray(rng.normal(size=(n, m)))
     omega = jnp.asarray(rng.normal(size=(M, m)))
     y = jnp.asarray(np.where(rng.normal(size=n) + np.asarray(H[:, 0]) > 0, 1.0, -1.0))
-    cfg = M3LAKConfig(n_latent=m, n_frequencies=M, C=1.0, v=0.5)
+    cfg = M3LAKConfig.paper(n_latent=m, n_frequencies=M, C=1.0, v=0.5)
     feats = feature_map(H, omega)
 
     nuts = MCMC(NUTS(hinge_model), num_warmup=1000, num_samples=4000, num_chains=1, progress_bar=False)
@@ -347,11 +345,11 @@ def test_held_niw_scale_sweeps_as_the_fixed_scale():
     learned ψ and draws what the fixed-ψ sweep at that value draws from the same key (the ψ
     slice step is skipped, the spectral-scale move scales Ω alone); with ``learn_scale`` True,
     traced, it draws what the default sweep draws, and ψ moves."""
-    cfg = dataclasses.replace(BASE, niw_psi0_prior=(3.0, 3.0), latent_axis_moves=False)
+    cfg = M3LAKConfig.from_settings(BASE, niw_psi0_prior=(3.0, 3.0), latent_axis_moves=False)
     key_lat, key = jax.random.split(jax.random.PRNGKey(7))
     lat, Xs, _ = _prior_draw(key_lat, cfg)
     data = M3LAKData(Xs, OBS, Y)
-    fixed_cfg = dataclasses.replace(cfg, niw_psi0_prior=None, niw_psi0=float(lat.psi0))
+    fixed_cfg = M3LAKConfig.from_settings(cfg, niw_psi0_prior=None, niw_psi0=float(lat.psi0))
 
     switched = jax.jit(lambda lat, learn: m3lak_sweep(key, lat, data, cfg, EPS_H, EPS_O, 0, 1.0, learn)[0])
     held, learned = switched(lat, jnp.asarray(False)), switched(lat, jnp.asarray(True))
@@ -373,7 +371,7 @@ def test_omega_step_size_adaptation_restarts_when_the_held_scale_is_released():
     only there."""
     from bayesmv.inference.m3lak_sampler.kernel import M3LAKKernel
 
-    cfg = dataclasses.replace(BASE, niw_psi0_prior=(3.0, 3.0), niw_psi0_warmup_hold=0.5)
+    cfg = M3LAKConfig.from_settings(BASE, niw_psi0_prior=(3.0, 3.0), niw_psi0_warmup_hold=0.5)
     lat, Xs, _ = _prior_draw(jax.random.PRNGKey(3), cfg)
     data = M3LAKData(Xs, OBS, Y)
     kernel = M3LAKKernel(cfg)

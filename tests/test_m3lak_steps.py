@@ -17,49 +17,38 @@ from bayesmv.m3lak.predictive import (
     predictive_probabilities,
 )
 from bayesmv.m3lak.settings import (
-    NIW_NU0_PER_LATENT,
     check_settings,
     model_config,
     sharding_kwargs,
     standardized,
     view_standardization,
 )
+from bayesmv.models import NIW_NU0_PER_LATENT, M3LAKPriors, M3LAKSampler
 
 
 def test_check_settings_and_model_config():
-    params = M3LAKClassifier().get_params()
+    params = M3LAKClassifier().get_params(deep=False)
     check_settings(params)
     check_settings({**params, "chain_method": "sequential"})
-    check_settings({**params, "shard_data": 2})  # the default "processes" runs a sharded fit here
+    check_settings({**params, "sampler": M3LAKSampler(shard_data=2)})  # "processes" runs it in this process
     config = model_config(params)
-    assert config.niw_nu0 == NIW_NU0_PER_LATENT * params["n_latent"] and config.n_frequencies == 25
-    assert model_config({**params, "niw_nu0": 15.0, "v_prior": [1, 2]}).v_prior == (1.0, 2.0)
+    assert config.nu0 == NIW_NU0_PER_LATENT * params["n_latent"] and config.n_frequencies == 25
+    priors = M3LAKPriors(niw_nu0=15.0, v_prior=[1, 2])
+    assert model_config({**params, "priors": priors}).v_prior == (1, 2)
     for bad, match in [
-        ({"n_latent": 0}, "n_latent"),
-        ({"target_accept": 1.0}, "target_accept"),
-        ({"niw_nu0": 5.0}, "niw_nu0 must exceed"),
-        ({"v_prior": (1.0,)}, "v_prior"),
-        ({"chain_method": "threads"}, "chain_method"),
-        ({"shard_data": True, "chain_method": "parallel"}, "cannot be combined"),
-        ({"standardize": "yes"}, "standardize"),
+        ({"n_latent": 0}, "M3LAKConfig.n_latent"),
+        ({"sampler": M3LAKSampler(target_accept=1.0)}, "M3LAKSampler.target_accept"),
+        ({"priors": M3LAKPriors(niw_nu0=5.0)}, "niw_nu0 must exceed"),
+        ({"priors": M3LAKPriors(v_prior=(1.0,))}, "M3LAKPriors.v_prior"),
+        ({"chain_method": "threads"}, "M3LAKClassifier.chain_method"),
+        ({"sampler": M3LAKSampler(shard_data=True), "chain_method": "parallel"}, "cannot be combined"),
+        ({"standardize": "yes"}, "M3LAKClassifier.standardize"),
+        ({"num_warmup": -1}, "M3LAKClassifier.num_warmup"),
     ]:
         with pytest.raises(ValueError, match=match):
             check_settings({**params, **bad})
     assert sharding_kwargs(None, False) == {}
     assert sharding_kwargs(None, 2) == {"mesh": None, "shard_data": 2}
-
-
-def test_config_and_estimator_check_the_same_positive_fields():
-    from bayesmv.models.m3lak import POSITIVE_INTEGER_FIELDS, POSITIVE_REAL_FIELDS, M3LAKConfig
-
-    params = M3LAKClassifier().get_params()
-    for name in POSITIVE_INTEGER_FIELDS + POSITIVE_REAL_FIELDS:
-        assert name in params and hasattr(M3LAKConfig(), name), name
-        bad = 0 if name in POSITIVE_INTEGER_FIELDS else -1.0
-        with pytest.raises(ValueError, match=f"M3LAKConfig.{name} must be"):
-            M3LAKConfig(**{name: bad}).validate()
-        with pytest.raises(ValueError, match=name):
-            check_settings({**params, name: bad})
 
 
 def test_predictive_log_odds_and_probabilities():

@@ -39,6 +39,7 @@ from sklearn.exceptions import NotFittedError
 
 import bayesmv
 from bayesmv import datasets, kernels
+from bayesmv.m3lak.settings import LEGACY_PARAMETERS
 
 ERRORS = (ValueError, TypeError, NotFittedError)
 BAYESMV_DIR = os.path.dirname(bayesmv.__file__)
@@ -369,7 +370,7 @@ HYPER = {
         "schedule": ("nope",),
         "kernel": ("rbf", 3),
     },
-    "MONORMA": {"r": BAD_NUMBERS, "lam": (-1,), "eta0": (0, -1), "kernels": (None, [], "rbf")},
+    "MONORMA": {"r": BAD_NUMBERS, "lam": (-1,), "eta0": (0, -1), "kernels": ([], "rbf")},
     "OVKRidge": {"lam": (0, -1, np.nan, [0.1, -1.0], []), "solver": ("nope",), "kernel": ("rbf", 3)},
     "MKC": {
         "lambda1": (-1, np.nan),
@@ -400,8 +401,12 @@ def _param_names(param):
 def test_bad_hyperparameters(hypothesis_cases, case):
     name, param, bad = case
     est = make_estimator(name)
-    assert param in est.get_params(), f"{name} has no parameter {param!r} (update HYPER)"
-    est.set_params(**{param: bad})
+    if name == "M3LAKClassifier" and param in LEGACY_PARAMETERS:  # a field of priors= / sampler=
+        key = f"{LEGACY_PARAMETERS[param]}__{param}"
+    else:
+        key = param
+    assert key.partition("__")[0] in est.get_params(), f"{name} has no parameter {key!r} (update HYPER)"
+    est.set_params(**{key: bad})
     clone(est)  # the sklearn protocol survives bad values (validation happens in fit)
     args, kwargs = fit_args(name, PROBLEM)
     expect_error(lambda: est.fit(*args, **kwargs), _param_names(param), hypothesis_cases, "hyper")

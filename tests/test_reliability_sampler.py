@@ -109,8 +109,8 @@ def test_m3lak_dp_overflow_and_rhat_are_reported(tiny_problem, monkeypatch):
         num_warmup=10,
         num_samples=10,
         num_chains=2,
-        dp_capacity=1,
-        alpha=20.0,
+        priors=bayesmv.M3LAKPriors(alpha=20.0),
+        sampler=bayesmv.M3LAKSampler(dp_capacity=1),
         random_state=3,
     )
     with pytest.warns(SamplerWarning) as rec:

@@ -117,18 +117,18 @@ def test_padding_rows_contribute_nothing_to_the_conditionals():
 def test_estimator_sharding_parameters():
     from sklearn.base import clone
 
-    from bayesmv import M3LAKClassifier
+    from bayesmv import M3LAKClassifier, M3LAKSampler
 
     Xs = [np.zeros((6, 2)), np.ones((6, 3))]
     y = np.array([0, 1] * 3)
-    est = M3LAKClassifier(shard_data=2, mesh=None)
-    assert clone(est).get_params()["shard_data"] == 2
+    est = M3LAKClassifier(sampler=M3LAKSampler(shard_data=2, mesh=None))
+    assert clone(est).get_params()["sampler__shard_data"] == 2
     with pytest.raises(ValueError, match="parallel"):
-        M3LAKClassifier(shard_data=True, chain_method="parallel").fit(Xs, y)
+        M3LAKClassifier(sampler=M3LAKSampler(shard_data=True), chain_method="parallel").fit(Xs, y)
     with pytest.raises(ValueError, match="shard_data"):
-        M3LAKClassifier(shard_data="all").fit(Xs, y)
+        M3LAKClassifier(sampler=M3LAKSampler(shard_data="all")).fit(Xs, y)
     with pytest.raises(ValueError, match="mesh"):
-        M3LAKClassifier(mesh="devices").fit(Xs, y)
+        M3LAKClassifier(sampler=M3LAKSampler(mesh="devices")).fit(Xs, y)
 
 
 @pytest.mark.slow
@@ -145,7 +145,7 @@ def test_padded_sweep_equals_unpadded_sweep():
     obs[1, 1] = False
     Xs[1][1] = 0.0
     y = np.where(rng.normal(size=N) > 0, 1.0, -1.0)
-    cfg = M3LAKConfig(
+    cfg = M3LAKConfig.paper(
         n_latent=2, n_frequencies=3, dp_capacity=8, hmc_steps_h=2, hmc_steps_omega=2, latent_axis_moves=True
     )
     d0 = M3LAKData(tuple(jnp.asarray(X) for X in Xs), jnp.asarray(obs), jnp.asarray(y))
@@ -183,13 +183,14 @@ _FORCED_4 = """
 import json, warnings
 import numpy as np, jax
 import bayesmv.inference as inf
-from bayesmv import M3LAKClassifier
+from bayesmv import M3LAKClassifier, M3LAKSampler
 rng = np.random.default_rng(0)
 N = 10
 Xs = [rng.normal(size=(N, 3)), rng.normal(size=(N, 4))]
 Xs[1][2] = np.nan  # a missing view
 y = (rng.normal(size=N) > 0).astype(int)
-kw = dict(n_latent=2, n_frequencies=3, num_warmup=3, num_samples=3, hmc_steps_h=2, hmc_steps_omega=2, random_state=1,
+steps = M3LAKSampler(hmc_steps_h=2, hmc_steps_omega=2)
+kw = dict(n_latent=2, n_frequencies=3, num_warmup=3, num_samples=3, random_state=1,
           likelihood="hinge")  # the paper's sampler (hmc_steps_omega); its vote makes proba exact
 def compare(a, b):
     d = {}
@@ -206,8 +207,8 @@ proba = lambda a, b: float(np.max(np.abs(a.predict_proba(Xs) - b.predict_proba(X
 
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    par = M3LAKClassifier(num_chains=4, chain_method="parallel", **kw).fit(Xs, y)
-seq = M3LAKClassifier(num_chains=4, chain_method="sequential", **kw).fit(Xs, y)
+    par = M3LAKClassifier(num_chains=4, chain_method="parallel", sampler=steps, **kw).fit(Xs, y)
+seq = M3LAKClassifier(num_chains=4, chain_method="sequential", sampler=steps, **kw).fit(Xs, y)
 parallel = {"devices": jax.device_count(), "diff": compare(seq, par),
             "chains": int(par.inference_data_.posterior.sizes["chain"]),
             "warned": [str(w.message) for w in caught if "device" in str(w.message)], "proba": proba(seq, par)}
@@ -219,8 +220,8 @@ def spy(*a, **k):
     captured.append(post)
     return post
 inf.run_m3lak = spy
-plain = M3LAKClassifier(num_chains=1, **kw).fit(Xs, y)
-shard = M3LAKClassifier(num_chains=1, shard_data=True, **kw).fit(Xs, y)
+plain = M3LAKClassifier(num_chains=1, sampler=steps, **kw).fit(Xs, y)
+shard = M3LAKClassifier(num_chains=1, sampler=steps.replace(shard_data=True), **kw).fit(Xs, y)
 lat = captured[1].last_state.latent
 sharded = {"diff": compare(plain, shard), "H_shape": list(lat.H.shape), "H_spec": str(lat.H.sharding.spec),
            "lam_spec": str(lat.lam.sharding.spec),

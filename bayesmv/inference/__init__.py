@@ -1,5 +1,5 @@
 """Inference for M3LAK: conjugate Gibbs conditionals, per-row HMC, DP samplers, the
-composite NumPyro kernel and the :func:`run_m3lak` driver (paper Algorithm 1, DESIGN §5)."""
+composite NumPyro kernel and the :func:`run_m3lak` driver (paper Algorithm 1; ``docs/m3lak_sampler.md``)."""
 
 from .conditionals import (
     sample_beta_conditional,

@@ -1,4 +1,4 @@
-"""Conjugate Gibbs conditionals of M3LAK (paper eqs. 1, 2, 10–14 with the DESIGN §5 errata).
+"""Conjugate Gibbs conditionals of M3LAK (paper eqs. 1, 2, 10–14 with the errata of ``docs/m3lak_sampler.md``).
 
 Each function is pure and jit-able: ``sample_*_conditional(key, ...) -> draw``. Precision
 matrices are factorised with one Cholesky each (the per-feature ``[W V]`` draw and the collapsed
@@ -133,7 +133,7 @@ def sample_u_collapsed(key, X, H, W, U, tau, eta, obs):
 
 
 def sample_wv_conditional(key, X, H, U, r, eta, tau, obs):
-    """[W_i V_i] | · jointly (DESIGN §5, replaces eqs. 11–12): the rows of ``B = [W V]`` are
+    """[W_i V_i] | · jointly (eqs. 11–12, erratum 1 of ``docs/m3lak_sampler.md``): the rows of ``B = [W V]`` are
     independent ``N(P_d^{-1} τ_d Zᵀ x_{·d}, P_d^{-1})`` with ``P_d = diag(r, η·1) + τ_d ZᵀZ``,
     ``Z = [H U]`` over the observed rows; ``tau`` a scalar (one Cholesky for all rows) or ``(D,)``
     (one precision per feature, all from one eigendecomposition: :func:`_feature_gaussians`).

@@ -203,9 +203,7 @@ class ProblemRun(NamedTuple):
     state: object
 
 
-def sample_problems(
-    Zs, targets, config, num_samples, run_kwargs, dp_capacity, random_states=None, init_states=None
-):
+def sample_problems(Zs, targets, config, num_samples, run_kwargs, random_states=None, init_states=None):
     """``run_m3lak`` for every column of ``targets`` (one-vs-rest problems), ``num_samples``
     draws each: fresh chains seeded by ``random_states``, or chains continued from
     ``init_states`` (no warm-up). Returns the :class:`ProblemRun` of each and the notes on DP
@@ -218,7 +216,7 @@ def sample_problems(
         post = inference.run_m3lak(
             Zs, targets[:, k], config, num_samples=int(num_samples), **start, **run_kwargs
         )
-        notes += dp_overflow_notes(post, k, n_problems, dp_capacity)
+        notes += dp_overflow_notes(post, k, n_problems, config.dp_capacity)
         stats = {key: np.asarray(val) for key, val in (post.extra_stats or {}).items()}
         runs.append(ProblemRun(checked_samples(post, k), stats, post.chain_states))
     return runs, notes
@@ -246,12 +244,12 @@ class Continuation(NamedTuple):
     notes: list
 
 
-def continued_problems(cont, num_samples, dp_capacity):
+def continued_problems(cont, num_samples):
     """Every problem's chains continued from ``cont.states`` by ``num_samples`` draws (no
     warm-up): ``(runs, continuation)``, the :class:`ProblemRun` of each and ``cont`` with the new
     states and the notes of both runs."""
     runs, notes = sample_problems(
-        cont.Zs, cont.targets, cont.config, num_samples, cont.run_kwargs, dp_capacity, init_states=cont.states
+        cont.Zs, cont.targets, cont.config, num_samples, cont.run_kwargs, init_states=cont.states
     )
     states = [run.state for run in runs]
     return runs, cont._replace(states=states, notes=sorted(set(cont.notes + notes)))

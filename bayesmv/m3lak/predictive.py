@@ -1,4 +1,4 @@
-"""M3LAK's posterior predictive (DESIGN §5): ``h* | x*`` is Gaussian once the per-view
+"""M3LAK's posterior predictive (``docs/m3lak_sampler.md``): ``h* | x*`` is Gaussian once the per-view
 latents ``u*`` are integrated out (Woodbury, only ``K x K`` and ``m x m`` Cholesky factors), one
 ``h*`` per posterior draw and test point, and ``f = βᵀφ̃(h*)``; the log-odds and probabilities
 under each likelihood, and the learned kernel's credible band."""
@@ -64,7 +64,7 @@ def predictive_latent_moments(Ws, Vs, tau, Xs, observed):
     ``Ws``/``Vs``: per-view ``(D_i, m)`` / ``(D_i, K)``; ``tau``: ``(n_views,)`` or ``(Σ_i D_i,)``
     (:func:`~bayesmv.models.m3lak.noise_by_view`); ``Xs``: per-view
     ``(n, D_i)`` (values of unobserved rows are ignored); ``observed``: ``(n_views, n)`` bool.
-    u* is integrated out (DESIGN §5). This is the dense reference-friendly form (one m x m
+    u* is integrated out (``docs/m3lak_sampler.md``). This is the dense reference-friendly form (one m x m
     Cholesky per test point); the estimator uses the per-missingness-pattern form below.
     """
     m = Ws[0].shape[1]
@@ -188,7 +188,7 @@ def predictive_log_odds(f, likelihood):
 def predictive_probabilities(f, likelihood):
     """``P(y* = 1 | x*)`` from decision draws ``f`` ``(..., S, n)``: the mean of ``σ(f)``
     (``"logistic"``) or the share of draws with ``f > 0`` (``"hinge"``, a vote: the hinge is a
-    pseudo-likelihood with no ``P(y | f)``, DESIGN §5)."""
+    pseudo-likelihood with no ``P(y | f)``)."""
     f = np.asarray(f)
     return (expit(f) if likelihood == "logistic" else f > 0).mean(axis=-2)
 

@@ -1,90 +1,104 @@
-"""M3LAK's settings: the estimator's parameters checked, turned into the model's
-:class:`~bayesmv.models.m3lak.M3LAKConfig`, the sampler's options and sharding keywords, and the
-views' standardisation."""
+"""M3LAK's settings seen from the estimator: its parameters checked against the one table of
+constraints (:data:`~bayesmv.models.m3lak_config.CONSTRAINTS`), turned into the model's
+:class:`~bayesmv.models.M3LAKConfig` and the sampler's run options, the parameter names of the
+previous release mapped to their new place, and the views' standardisation."""
 
 from __future__ import annotations
 
-import dataclasses
-import numbers
-from types import SimpleNamespace
+import warnings
 
 import numpy as np
 
-from ..datasets import MultiViewStandardScaler, check_positive
-from ..models.m3lak import POSITIVE_INTEGER_FIELDS, POSITIVE_REAL_FIELDS, M3LAKConfig
+from ..datasets import SEED_DEPRECATED, MultiViewStandardScaler
+from ..models.m3lak_config import M3LAKConfig, M3LAKPriors, M3LAKSampler, check_values
 
 __all__ = [
-    "CHAIN_METHODS",
-    "NIW_NU0_PER_LATENT",
-    "SPECTRAL_PRIORS",
+    "LEGACY_PARAMETERS",
+    "MODEL_PARAMETERS",
+    "RUN_PARAMETERS",
+    "SETTINGS_CLASSES",
     "check_settings",
     "model_config",
+    "moved_parameters",
+    "resolved",
     "run_options",
     "sharding_kwargs",
     "standardized",
     "view_standardization",
 ]
 
-#: How the chains run: one after another, one per device (``pmap``), as one vectorised program,
-#: or one after another in worker processes spread over the CPUs.
-CHAIN_METHODS = ("sequential", "parallel", "vectorized", "processes")
-#: ν0 of the DP's Normal-Inverse-Wishart base per latent dimension when ``niw_nu0=None`` (the paper: 1).
-NIW_NU0_PER_LATENT = 2
-#: The frequencies' priors: a DP Gaussian mixture, or one Gaussian (an RBF kernel).
-SPECTRAL_PRIORS = ("dp", "gaussian")
+#: The estimator's settings objects: parameter name -> class (its default when the parameter is None).
+SETTINGS_CLASSES = {"priors": M3LAKPriors, "sampler": M3LAKSampler}
+#: Parameters of the previous release that moved: old name -> the settings object now holding it.
+LEGACY_PARAMETERS = {
+    **{name: "priors" for name in M3LAKPriors().get_params()},
+    **{name: "sampler" for name in M3LAKSampler().get_params()},
+}
+#: The estimator's own parameters that the model's config does not hold (how long and how the
+#: chains run, what the user sees, the views' scaling).
+RUN_PARAMETERS = ("num_warmup", "num_samples", "num_chains", "chain_method", "standardize")
+#: The estimator's parameters that are the model config's own fields.
+MODEL_PARAMETERS = ("n_latent", "n_frequencies", "C", "likelihood", "spectral_prior", "noise")
+
+
+def moved_parameters(owner, deprecated, settings):
+    """The parameters that ``deprecated`` (names of the previous release: :data:`LEGACY_PARAMETERS`
+    and ``seed``) now set, with one ``FutureWarning`` naming their new place: ``eta=…`` gives
+    ``priors=settings["priors"].replace(eta=…)`` (the class's default when None), ``seed``
+    gives ``random_state``. Any other name raises ``TypeError``."""
+    deprecated = dict(deprecated)
+    seed = deprecated.pop("seed", SEED_DEPRECATED)
+    unknown = sorted(set(deprecated) - set(LEGACY_PARAMETERS))
+    if unknown:
+        raise TypeError(f"{owner} got unexpected keyword argument(s) {unknown}")
+    params = {}
+    if not (isinstance(seed, str) and seed == SEED_DEPRECATED):
+        warnings.warn(
+            f"{owner}: 'seed' is deprecated and will be removed; use 'random_state'",
+            FutureWarning,
+            stacklevel=3,
+        )
+        params["random_state"] = seed
+    if deprecated:
+        where = ", ".join(f"{LEGACY_PARAMETERS[name]}__{name}" for name in deprecated)
+        warnings.warn(
+            f"{owner}: {sorted(deprecated)} moved to the settings objects priors=M3LAKPriors(...) and "
+            f"sampler=M3LAKSampler(...) ({where} in set_params); the old names will be removed in the "
+            "next release",
+            FutureWarning,
+            stacklevel=3,
+        )
+    for part, cls in SETTINGS_CLASSES.items():
+        changes = {name: value for name, value in deprecated.items() if LEGACY_PARAMETERS[name] == part}
+        if changes:
+            base = settings[part]
+            params[part] = (cls() if base is None else base).replace(**changes)
+    return params
+
+
+def resolved(params, part):
+    """The estimator's ``priors`` or ``sampler`` (``part``), its class's default when None."""
+    value = params[part]
+    return SETTINGS_CLASSES[part]() if value is None else value
 
 
 def check_settings(params):
-    """Check the estimator's parameters ``params`` (``get_params()``): counts, positive values,
-    the NIW and ``v`` priors, the choices, the mesh and sharding. Raises ``ValueError`` naming
-    the first bad parameter."""
-    p = SimpleNamespace(**params)
-    for name in ("num_samples", "num_chains", *POSITIVE_INTEGER_FIELDS):
-        check_positive(name, getattr(p, name), integer=True)
-    check_positive("num_warmup", p.num_warmup, allow_zero=True, integer=True)
-    for name in POSITIVE_REAL_FIELDS:
-        check_positive(name, getattr(p, name))
-    if p.lengthscale is not None:
-        check_positive("lengthscale", p.lengthscale)
-    check_positive("target_accept", p.target_accept)
-    if not p.target_accept < 1:
-        raise ValueError(f"target_accept must lie in (0, 1), got {p.target_accept!r}")
-    if isinstance(p.niw_mu0, bool) or not isinstance(p.niw_mu0, numbers.Real) or not np.isfinite(p.niw_mu0):
-        raise ValueError(f"niw_mu0 must be a finite number, got {p.niw_mu0!r}")
-    if p.niw_nu0 is not None:
-        check_positive("niw_nu0", p.niw_nu0)
-        if p.niw_nu0 <= p.n_latent - 1:
-            raise ValueError(
-                f"niw_nu0 must exceed n_latent - 1 = {p.n_latent - 1} (Inverse-Wishart degrees of "
-                f"freedom), got {p.niw_nu0!r}; use None for the default nu0 = 2 n_latent"
-            )
-    for name in ("v_prior", "niw_psi0_prior"):
-        prior = getattr(p, name)
-        if prior is not None:
-            if not isinstance(prior, (tuple, list)) or len(prior) != 2:
-                raise ValueError(f"{name} must be None or a pair (shape, rate), got {prior!r}")
-            check_positive(f"{name}[0] (shape)", prior[0])
-            check_positive(f"{name}[1] (rate)", prior[1])
-    if p.spectral_prior not in SPECTRAL_PRIORS:
-        raise ValueError(f"spectral_prior must be one of {SPECTRAL_PRIORS}, got {p.spectral_prior!r}")
-    if p.chain_method not in CHAIN_METHODS:
-        raise ValueError(f"chain_method must be one of {CHAIN_METHODS}, got {p.chain_method!r}")
-    if p.mesh is not None:
-        from jax.sharding import Mesh
-
-        if not isinstance(p.mesh, Mesh):
-            raise ValueError(f"mesh must be None or a jax.sharding.Mesh, got {type(p.mesh).__name__}")
-    if not isinstance(p.shard_data, (bool, np.bool_)):
-        check_positive("shard_data", p.shard_data, integer=True)
-    if sharding_kwargs(p.mesh, p.shard_data) and p.chain_method == "parallel":
+    """Check the estimator's parameters ``params`` (``get_params(deep=False)``): the run's own
+    against :data:`CONSTRAINTS`, the settings objects' types, and the model's config
+    (:func:`model_config`). Raises ``ValueError`` naming the first bad parameter."""
+    check_values("M3LAKClassifier", {name: params[name] for name in RUN_PARAMETERS})
+    for part, cls in SETTINGS_CLASSES.items():
+        if not isinstance(resolved(params, part), cls):
+            raise ValueError(f"M3LAKClassifier.{part} must be None or a {cls.__name__}; got {params[part]!r}")
+    sampler = resolved(params, "sampler")
+    check_values("M3LAKSampler", {"shard_data": sampler.shard_data, "mesh": sampler.mesh})
+    if sharding_kwargs(sampler.mesh, sampler.shard_data) and params["chain_method"] == "parallel":
         raise ValueError(
             "shard_data/mesh (samples split over the devices) cannot be combined with "
             "chain_method='parallel' (one chain per device); use 'processes' (the chains then "
             "run in this process), 'sequential' or 'vectorized'"
         )
-    for name in ("standardize", "augmented"):
-        if not isinstance(getattr(p, name), (bool, np.bool_)):
-            raise ValueError(f"{name} must be True or False, got {getattr(p, name)!r}")
+    model_config(params)
 
 
 def sharding_kwargs(mesh, shard_data):
@@ -97,38 +111,28 @@ def sharding_kwargs(mesh, shard_data):
 
 def run_options(params):
     """``run_m3lak`` keywords shared by every one-vs-rest problem's chains: warm-up length, number
-    of chains and how they run, the sharding; no progress bar, and DP truncation reported by the
-    estimator rather than raised."""
+    of chains and how they run, the sharding; DP truncation reported by the estimator rather
+    than raised."""
+    sampler = resolved(params, "sampler")
     return dict(
         num_warmup=int(params["num_warmup"]),
         num_chains=int(params["num_chains"]),
         chain_method=params["chain_method"],
         progress_bar=False,
         on_dp_overflow="ignore",
-        **sharding_kwargs(params["mesh"], params["shard_data"]),
+        **sharding_kwargs(sampler.mesh, sampler.shard_data),
     )
 
 
 def model_config(params):
-    """The validated :class:`~bayesmv.models.m3lak.M3LAKConfig` of the estimator's parameters:
-    every config field taken from ``params``, ``niw_nu0=None`` as ``NIW_NU0_PER_LATENT``
-    times ``n_latent``, ``spectral_scale_moves`` off with the Gaussian spectrum."""
-    kwargs = {}
-    for f in dataclasses.fields(M3LAKConfig):
-        if f.name in params:
-            value = params[f.name]
-            if f.name in ("v_prior", "niw_psi0_prior") and value is not None:
-                value = tuple(float(x) for x in value)
-            if f.name == "fixed_blocks" and not isinstance(value, str):
-                value = tuple(value)  # a list from set_params; validate() rejects the rest
-            if f.name == "spectral_scale_moves":  # a move of the DP spectrum: ignored without it
-                value = bool(value) and params.get("spectral_prior", "dp") == "dp"
-            if f.name == "niw_nu0" and value is None:
-                value = float(NIW_NU0_PER_LATENT * params["n_latent"])
-            kwargs[f.name] = value
-    config = M3LAKConfig(**kwargs)
-    config.validate()
-    return config
+    """The validated :class:`~bayesmv.models.M3LAKConfig` of the estimator's parameters: its
+    model fields, ``priors`` and ``sampler`` (without where the data live), the spectral-scale
+    move off under the Gaussian spectrum (a move of the DP spectrum)."""
+    sampler = resolved(params, "sampler").without_execution()
+    if params["spectral_prior"] != "dp":
+        sampler = sampler.replace(spectral_scale_moves=False)
+    own = {name: params[name] for name in MODEL_PARAMETERS}
+    return M3LAKConfig(**own, priors=resolved(params, "priors"), sampler=sampler).validate()
 
 
 def view_standardization(views, standardize=True):

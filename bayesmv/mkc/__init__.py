@@ -1,4 +1,4 @@
-"""Multi-view kernel completion (MKC; Bhadra, Kaski & Rousu 2017, paper ``002_…``).
+"""Multi-view kernel completion (MKC; Bhadra, Kaski & Rousu 2017).
 
 Completes per-view kernel matrices whose rows/columns are missing for some samples
 (NaN rows/columns, or an ``(n_views, n)`` boolean mask), with no view needing to be complete.

@@ -1,6 +1,6 @@
 """MKC, the estimator, and the functions around it: the λ grid in one vmapped solve, completion
 of raw views with missing samples, and features whose linear kernel is a completed kernel
-(paper ``002_…``)."""
+(Bhadra, Kaski & Rousu 2017)."""
 
 from __future__ import annotations
 

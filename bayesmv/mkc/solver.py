@@ -1,4 +1,4 @@
-"""MKC's block-coordinate descent as one jitted ``lax.while_loop`` (paper ``002_…`` §5,
+"""MKC's block-coordinate descent as one jitted ``lax.while_loop`` (Bhadra, Kaski & Rousu 2017 §5,
 Algorithms 1-3): the simplex projection and row-wise simplex QPs of the S-block, the ℓ2,1
 proximal and PSD-projected steps of the A / K̂ block, and the objectives (22)-(25)."""
 

@@ -1,7 +1,6 @@
 """NumPyro model functions (M3LAK: latent variable model, DP spectral prior, hinge pseudo-likelihood)."""
 
 from .m3lak import (
-    M3LAKConfig,
     augmented_hinge_log_factor,
     decision_values,
     feature_map,
@@ -15,9 +14,14 @@ from .m3lak import (
     pointwise_log_likelihood,
     spectral_prior_model,
 )
+from .m3lak_config import FIXABLE_BLOCKS, NIW_NU0_PER_LATENT, M3LAKConfig, M3LAKPriors, M3LAKSampler
 
 __all__ = [
+    "FIXABLE_BLOCKS",
+    "NIW_NU0_PER_LATENT",
     "M3LAKConfig",
+    "M3LAKPriors",
+    "M3LAKSampler",
     "augmented_hinge_log_factor",
     "decision_values",
     "feature_map",

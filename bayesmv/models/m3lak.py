@@ -1,6 +1,6 @@
-"""M3LAK generative model (Du et al. 2018, §2, paper ``003_…``) as NumPyro model functions.
+"""M3LAK generative model (Du et al. 2018, §2) as NumPyro model functions.
 
-Model, views ``i = 1..V``, samples ``n = 1..N`` (DESIGN §5):
+Model, views ``i = 1..V``, samples ``n = 1..N`` (``docs/m3lak_sampler.md``):
 
 * ``h_n ~ N(0, I_m)``, ``u_n^i ~ N(0, I_K)``, ``x_n^i ~ N(W_i h_n + V_i u_n^i, τ_i^{-1} I)`` (beyond
   the paper, ``noise="feature"``: ``N(…, diag(τ_i)^{-1})``, one precision per feature, as in factor
@@ -23,9 +23,6 @@ prior). Everything is float64 (``import bayesmv`` enables x64).
 
 from __future__ import annotations
 
-import numbers
-from dataclasses import dataclass
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -35,6 +32,7 @@ from jax.custom_derivatives import SymbolicZero
 from numpyro.distributions import constraints
 
 from ..kernels.random_features import cos_sin, random_fourier_features
+from .m3lak_config import M3LAKConfig
 
 __all__ = [
     "M3LAKConfig",
@@ -51,217 +49,6 @@ __all__ = [
     "pointwise_log_likelihood",
     "spectral_prior_model",
 ]
-
-
-LIKELIHOODS = ("hinge", "logistic")
-PRECISION_UPDATES = ("conditional", "collapsed")
-NOISE_MODELS = ("view", "feature")
-DP_UPDATES = ("collapsed", "slice")
-# Sampler blocks that M3LAKConfig.fixed_blocks can hold fixed: H; Ω (hinge) or the joint (β, Ω)
-# move (logistic); the DP table; λ and β (hinge); the latent variable model U, [W V], r, τ.
-FIXABLE_BLOCKS = ("H", "omega", "dp", "lambda_beta", "lvm")
-# M3LAKConfig's fields that must be positive integers, and those that must be positive reals
-# (the estimator's parameters of the same names are checked against the same lists).
-POSITIVE_INTEGER_FIELDS = (
-    "n_latent",
-    "n_frequencies",
-    "n_view_latent",
-    "dp_capacity",
-    "hmc_steps_h",
-    "h_lvm_passes",
-    "kernel_passes",
-    "hmc_steps_omega",
-    "hmc_steps_joint",
-)
-POSITIVE_REAL_FIELDS = (
-    "C",
-    "eta",
-    "alpha",
-    "a_r",
-    "b_r",
-    "a_tau",
-    "b_tau",
-    "v",
-    "niw_kappa0",
-    "niw_psi0",
-    "init_step_size",
-)
-
-
-@dataclass(frozen=True)
-class M3LAKConfig:
-    """Every hyper-parameter of M3LAK (paper §2, §4.1 defaults; DESIGN §5).
-
-    Sampler settings (not in the paper) come last: leapfrog steps and target acceptance of the
-    per-row HMC for ``H`` and the joint HMC for ``Ω``.
-    """
-
-    n_latent: int = 20  # m
-    n_frequencies: int = 100  # M (2M + 1 features with the bias)
-    C: float = 1.0  # the weight of each label's log-likelihood (hinge: the paper's regularisation)
-    n_view_latent: int = 1  # K_i
-    spectral_prior: str = "dp"  # "dp" or "gaussian"
-    eta: float = 1e3  # precision of V_i columns
-    alpha: float = 1.0  # DP concentration
-    a_r: float = 0.1
-    b_r: float = 1e-5
-    a_tau: float = 0.01
-    b_tau: float = 1e-5
-    v: float = 0.01  # prior precision of beta
-    v_prior: tuple | None = None  # (a_v, b_v)
-    niw_kappa0: float = 1.0
-    niw_nu0: float | None = None  # None -> m
-    niw_mu0: float = 0.01
-    niw_psi0: float = 1.0
-    # --- not in the paper: a Gamma(a, b) prior (shape, rate) on the NIW scale ψ (Ψ0 = ψ I), so
-    # the components' scale, and with it the kernel's length-scales, is learned; ψ then starts
-    # at the prior mean a / b and niw_psi0 is unused.
-    niw_psi0_prior: tuple | None = None
-    # With niw_psi0_prior: ψ stays at its initial value (the prior mean) for this fraction of the
-    # warm-up's sweeps, the spectral-scale move then moving Ω alone, and is learned after. The
-    # draws after warm-up target the posterior whatever this is.
-    niw_psi0_warmup_hold: float = 0.0
-    dp_capacity: int = 50
-    # DP assignments: "collapsed" = z_j | z_{-j}, Ω with the sticks and components integrated out
-    # (NIW predictive, Neal 2000 Alg. 3) after dp_split_merge split–merge proposals (Dahl 2005),
-    # then (ν, μ, Σ) | z; "slice" = the paper's slice
-    # sampler (eqs. 5–9), which cannot open a component at m = 20 (a fresh NIW draw fits no ω).
-    dp_update: str = "collapsed"
-    dp_split_merge: int = 5  # split–merge proposals per sweep before the collapsed scan
-    # H and Ω updates: False = under the λ-marginal hinge (λ is still drawn, for β's Gibbs step:
-    # a partially collapsed Gibbs sampler of the same posterior); True = given λ, as in the
-    # paper. On the demo task the paper's form diverged in some row of H on every draw (the
-    # (Cζ)²/2λ term is stiff where λ is small) and gave about half the ESS, so it is not the
-    # default. It also picks the hinge form of the NumPyro model (λ sites or marginal factor).
-    augmented: bool = False
-    # --- not in the paper ---
-    # "hinge": the paper's pseudo-likelihood, β by its Gibbs conditional given λ, Ω by HMC;
-    # "logistic": P(y | f) = σ(y f), no λ, β and Ω moved jointly by one HMC (hmc_steps_joint).
-    likelihood: str = "hinge"
-    hmc_steps_joint: int = 30  # leapfrog steps of the joint (β, Ω) HMC (likelihood="logistic")
-    # "conditional": r_i | W_i and τ_i | W_i, V_i by their Gamma conditionals (eqs. 13–14);
-    # "collapsed": U_i given V_i, then U_i with V_i integrated out, r_i and τ_i by slice steps
-    # with [W_i V_i] integrated out, then [W_i V_i] at the new values (a joint move; ARD columns
-    # switched off no longer random-walk in r).
-    precision_update: str = "conditional"
-    # "view": one noise precision τ_i per view (the paper); "feature": one per feature of every
-    # view (factor-analysis noise), τ stored as one (Σ_i D_i,) vector, view by view.
-    noise: str = "view"
-    # Move the scale and shear of the latent axes jointly in (H, W_i, r_i, Ω, DP components), the
-    # likelihood unchanged (bayesmv.inference.latent_axes): only the prior pins them. Off by
-    # default: on mfeat fou+kar its chains settled in different ARD modes (see M3LAKClassifier).
-    latent_axis_moves: bool = False
-    # Move the DP spectrum's overall scale, (Ω, ψ) -> (e^t Ω, e^{2t} ψ) with the components
-    # integrated out (ψ fixed without niw_psi0_prior), by a slice step after ψ | z, Ω
-    # (bayesmv.inference.dp.sample_spectral_scale). Needs spectral_prior="dp".
-    spectral_scale_moves: bool = False
-    # After the DP update, one Metropolis-Hastings relocation per frequency: ω_j to a fresh draw
-    # from a component picked by its stick weight, β_j to its Laplace approximation there
-    # (bayesmv.inference.m3lak_sampler.relocate). Needs spectral_prior="dp", likelihood="logistic".
-    dp_relocation_moves: bool = False
-    # Before the DP update, one scan of (sign of ω_j, its slot) with the sticks and components
-    # integrated out, the sine weight of β_j flipped with ω_j (the likelihood unchanged;
-    # bayesmv.inference.dp.signed_assignments). Needs spectral_prior="dp", dp_update="collapsed".
-    dp_sign_moves: bool = False
-    # Tempered warm-up: over the first half of warm-up the views' likelihood is raised to a power
-    # t that rises geometrically from warmup_tempering to 1 (None: t = 1 throughout). The draws
-    # after warm-up are those of the posterior whatever this is; while the views' pull is weak
-    # the latent columns can change view more easily (measured: see M3LAKClassifier).
-    warmup_tempering: float | None = None
-    # Blocks held at their initial values (a diagnostic: which block holds the chain back);
-    # names in FIXABLE_BLOCKS.
-    fixed_blocks: tuple = ()
-    lengthscale: float | None = None  # "gaussian" spectrum: ω ~ N(0, I/ℓ²); None -> ℓ = sqrt(m)
-    hmc_steps_h: int = 10  # leapfrog steps of the per-row HMC for H
-    h_lvm_passes: int = 1  # H and the latent variable model (blocks 1, 6–9), this many times per sweep
-    kernel_passes: int = 1  # Ω (with β, logistic) and the DP spectrum (blocks 2–3), this many times per sweep
-    hmc_steps_omega: int = 10  # leapfrog steps of the joint HMC for Ω
-    target_accept: float = 0.8  # dual-averaging target (both HMC blocks)
-    init_step_size: float = 0.05
-
-    @property
-    def precision_priors(self) -> tuple:
-        """``(a_r, b_r, a_τ, b_τ)``: the Gamma priors of the ARD and noise precisions."""
-        return self.a_r, self.b_r, self.a_tau, self.b_tau
-
-    @property
-    def nu0(self) -> float:
-        """The NIW prior's degrees of freedom ν0: ``niw_nu0``, or ``n_latent`` when that is None."""
-        return float(self.n_latent if self.niw_nu0 is None else self.niw_nu0)
-
-    @property
-    def omega_scale(self) -> float:
-        """Standard deviation of ω under the fixed ``"gaussian"`` spectrum."""
-        ell = np.sqrt(self.n_latent) if self.lengthscale is None else self.lengthscale
-        return float(1.0 / ell)
-
-    def validate(self):
-        """Raise ``ValueError`` naming the offending hyper-parameter."""
-        for name in POSITIVE_INTEGER_FIELDS:
-            val = getattr(self, name)
-            if not isinstance(val, (int, np.integer)) or isinstance(val, bool) or val < 1:
-                raise ValueError(f"M3LAKConfig.{name} must be a positive integer; got {val!r}")
-        if not isinstance(self.dp_split_merge, (int, np.integer)) or self.dp_split_merge < 0:
-            raise ValueError(
-                f"M3LAKConfig.dp_split_merge must be a non-negative integer; got {self.dp_split_merge!r}"
-            )
-        for name in POSITIVE_REAL_FIELDS:
-            val = getattr(self, name)
-            if not np.isfinite(val) or val <= 0:
-                raise ValueError(f"M3LAKConfig.{name} must be a finite positive number; got {val!r}")
-        if not np.isfinite(self.niw_mu0):
-            raise ValueError(f"M3LAKConfig.niw_mu0 must be finite; got {self.niw_mu0!r}")
-        if self.spectral_prior not in ("dp", "gaussian"):
-            raise ValueError(
-                f"M3LAKConfig.spectral_prior must be 'dp' or 'gaussian'; got {self.spectral_prior!r}"
-            )
-        if self.nu0 <= self.n_latent - 1:
-            raise ValueError(
-                f"M3LAKConfig.niw_nu0 must exceed n_latent - 1 = {self.n_latent - 1}; got {self.nu0}"
-            )
-        for name in ("v_prior", "niw_psi0_prior"):
-            prior = getattr(self, name)
-            if prior is not None and (len(prior) != 2 or min(prior) <= 0):
-                raise ValueError(f"M3LAKConfig.{name} must be (shape, rate) > 0; got {prior!r}")
-        hold = self.niw_psi0_warmup_hold
-        if isinstance(hold, bool) or not isinstance(hold, numbers.Real) or not 0 <= hold < 1:
-            raise ValueError(f"M3LAKConfig.niw_psi0_warmup_hold must be in [0, 1); got {hold!r}")
-        if hold and self.niw_psi0_prior is None:
-            raise ValueError("M3LAKConfig.niw_psi0_warmup_hold needs niw_psi0_prior (a learned ψ)")
-        if self.warmup_tempering is not None and not 0 < self.warmup_tempering <= 1:
-            raise ValueError(
-                f"M3LAKConfig.warmup_tempering must be in (0, 1] or None; got {self.warmup_tempering!r}"
-            )
-        if self.spectral_scale_moves and self.spectral_prior != "dp":
-            raise ValueError("M3LAKConfig.spectral_scale_moves needs spectral_prior='dp'")
-        if self.dp_relocation_moves and (self.spectral_prior != "dp" or self.likelihood != "logistic"):
-            raise ValueError(
-                "M3LAKConfig.dp_relocation_moves needs spectral_prior='dp' and likelihood='logistic'"
-            )
-        if self.dp_sign_moves and (self.spectral_prior != "dp" or self.dp_update != "collapsed"):
-            raise ValueError("M3LAKConfig.dp_sign_moves needs spectral_prior='dp' and dp_update='collapsed'")
-        if self.lengthscale is not None and not self.lengthscale > 0:
-            raise ValueError(f"M3LAKConfig.lengthscale must be positive; got {self.lengthscale!r}")
-        if not 0 < self.target_accept < 1:
-            raise ValueError(f"M3LAKConfig.target_accept must be in (0, 1); got {self.target_accept}")
-        if self.likelihood not in LIKELIHOODS:
-            raise ValueError(f"M3LAKConfig.likelihood must be one of {LIKELIHOODS}; got {self.likelihood!r}")
-        if self.likelihood == "logistic" and self.augmented:
-            raise ValueError("M3LAKConfig.augmented=True needs the hinge likelihood (λ augments the hinge)")
-        if self.precision_update not in PRECISION_UPDATES:
-            raise ValueError(
-                f"M3LAKConfig.precision_update must be one of {PRECISION_UPDATES}; got {self.precision_update!r}"
-            )
-        if self.dp_update not in DP_UPDATES:
-            raise ValueError(f"M3LAKConfig.dp_update must be one of {DP_UPDATES}; got {self.dp_update!r}")
-        if self.noise not in NOISE_MODELS:
-            raise ValueError(f"M3LAKConfig.noise must be one of {NOISE_MODELS}; got {self.noise!r}")
-        unknown = set(self.fixed_blocks) - set(FIXABLE_BLOCKS)
-        if not isinstance(self.fixed_blocks, tuple) or unknown:
-            raise ValueError(
-                f"M3LAKConfig.fixed_blocks must be a tuple of names in {FIXABLE_BLOCKS}; got {self.fixed_blocks!r}"
-            )
-        return self
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """MVL: vector-valued multi-view learning with multi-view manifold regularisation.
 
-Minh, Bazzani & Murino (JMLR 2016), paper ``001_…`` §3–7. Problem (9)::
+Minh, Bazzani & Murino (JMLR 2016), §3–7. Problem (9)::
 
     min_f  1/l sum_i V(y_i, C f(x_i)) + gamma_A ||f||_K^2 + <f, (gamma_B M_B + gamma_W M_W) f>
 

@@ -1,5 +1,5 @@
 """The MVL estimators: input validation, the calls into :mod:`bayesmv.mvl.fitting` and
-:mod:`bayesmv.mvl.selection`, and the fitted state (paper ``001_…``, Algorithms 1-2)."""
+:mod:`bayesmv.mvl.selection`, and the fitted state (Minh, Bazzani & Murino 2016, Algorithms 1-2)."""
 
 from __future__ import annotations
 

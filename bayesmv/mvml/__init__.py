@@ -1,6 +1,6 @@
 """MVML: multi-view metric learning in vector-valued kernel spaces (Huusari, Kadri, Capponi).
 
-Paper ``000_…`` (Algorithm 1, eqs. 6–18). The multi-view kernel is ``K = H A H`` (eq. 5) with
+Huusari, Kadri & Capponi (2018) (Algorithm 1, eqs. 6–18). The multi-view kernel is ``K = H A H`` (eq. 5) with
 ``H = blockdiag(K_1..K_V)`` and a learned block metric ``A``. With the change of variable
 ``g = A H c`` the problem becomes (7)/(13)
 

@@ -1,5 +1,5 @@
 """The MVML estimators: input validation, the calls into :mod:`bayesmv.mvml.features` and
-:class:`~bayesmv.mvml.solver.MVMLSolver`, and the fitted state (paper ``000_…``, Algorithm 1)."""
+:class:`~bayesmv.mvml.solver.MVMLSolver`, and the fitted state (Huusari, Kadri & Capponi 2018, Algorithm 1)."""
 
 from __future__ import annotations
 
@@ -126,7 +126,7 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
 
 
 class MVMLClassifier(ClassifierMixin, _MVMLBase):
-    """MVML classifier (binary, or one-vs-rest for several classes) — paper ``000_…``, Algorithm 1.
+    """MVML classifier (binary, or one-vs-rest for several classes) — Huusari, Kadri & Capponi 2018, Algorithm 1.
 
     Parameters
     ----------

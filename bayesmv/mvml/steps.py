@@ -1,4 +1,4 @@
-"""MVML's steps as small pure functions (paper ``000_…``, eqs. 8-18): the g-step (8/15), w-step
+"""MVML's steps as small pure functions (Huusari, Kadri & Capponi 2018, eqs. 8-18): the g-step (8/15), w-step
 (10/17), A-step (9/16) and its block-sparse proximal form (12/18), the objective (7)/(11)/(13)/(14)
 and the starting metric; ``U``: ``(V, n, q)`` feature blocks, ``A``: ``(Vq, Vq)`` metric,
 ``g``: ``(Vq,)``, ``w``: ``(V,)``."""

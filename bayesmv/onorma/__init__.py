@@ -1,6 +1,6 @@
 """ONORMA / MONORMA: online learning with (multiple) operator-valued kernels, and the batch
 operator-valued kernel ridge regression they are compared with (Audiffren & Kadri 2013,
-paper ``004_…``; DESIGN §8).
+Audiffren and Kadri 2013).
 
 The learned function is ``f_t = Σ_i K(x_i, ·) α_{i,t}`` (eq. 4) with ``α_{t,t} = -η_t ∇_z ℓ(z, y_t)``
 at ``z = f_{t-1}(x_t)`` and the decay ``α_{i,t} = (1 - η_t λ) α_{i,t-1}`` (eq. 3, Algorithm 1);

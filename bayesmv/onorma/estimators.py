@@ -1,5 +1,5 @@
 """ONORMA and MONORMA: stream validation, the calls into :mod:`bayesmv.onorma.online`, and the
-fitted state (paper ``004_…``, Algorithms 1-2)."""
+fitted state (Audiffren & Kadri 2013, Algorithms 1-2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The M3LAK hybrid Gibbs/HMC sampler (paper Algorithm 1, DESIGN §5), one concern a module:
+"""The M3LAK hybrid Gibbs/HMC sampler (paper Algorithm 1; ``docs/m3lak_sampler.md``), one concern a module:
 
 - :mod:`~bayesmv.inference.m3lak_sampler.state`: the data, the per-chain state, the result;
 - :mod:`~bayesmv.inference.m3lak_sampler.sweep`: one sweep (the order of its blocks), its

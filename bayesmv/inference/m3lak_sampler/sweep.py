@@ -1,4 +1,4 @@
-"""One sweep of the M3LAK hybrid Gibbs/HMC sampler (paper Algorithm 1, DESIGN §5), its
+"""One sweep of the M3LAK hybrid Gibbs/HMC sampler (paper Algorithm 1; ``docs/m3lak_sampler.md``), its
 starting point and its stored outputs.
 
 One sweep (:func:`m3lak_sweep`, pure and jit-able) updates, in order:
@@ -22,7 +22,7 @@ One sweep (:func:`m3lak_sweep`, pure and jit-able) updates, in order:
 4. ``λ`` (eq. 2),
 5. ``β`` (eq. 1),
 6. ``U`` (eq. 10),
-7. ``[W_i V_i]`` jointly per view (DESIGN §5),
+7. ``[W_i V_i]`` jointly per view (erratum 1 of ``docs/m3lak_sampler.md``),
 8. ``r`` (eq. 13, corrected),
 9. ``τ`` (eq. 14); with ``config.h_lvm_passes = P > 1``, blocks 1 and 6–9 come first instead,
    as ``P`` passes of ``H`` then the latent variable model (each pass with its own keys), and

@@ -1,0 +1,201 @@
+"""M3LAK's settings objects: one source of defaults, one table of constraints, scikit-learn's
+nested parameters, the previous release's names, and the draws unchanged by the move.
+
+``tests/data/m3lak_reference_draws.npz`` holds the draws of two tiny fits made by the release
+before the settings objects (the defaults, and the paper's setting spelled out parameter by
+parameter as that release documented it): the same seeds must give the same draws.
+"""
+
+import dataclasses
+import inspect
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+
+import bayesmv  # noqa: F401  (float64)
+from bayesmv.datasets import MultiViewArray, make_latent_views
+from bayesmv.m3lak import M3LAKClassifier
+from bayesmv.m3lak.settings import LEGACY_PARAMETERS, MODEL_PARAMETERS, check_settings, model_config
+from bayesmv.models import M3LAKConfig, M3LAKPriors, M3LAKSampler
+from bayesmv.models.m3lak_config import CONSTRAINTS
+
+REFERENCE = Path(__file__).parent / "data" / "m3lak_reference_draws.npz"
+#: the tiny run of the reference file: 40 training points of two 5-feature views, 2 chains
+RUN = dict(num_warmup=15, num_samples=10, num_chains=2, chain_method="sequential", random_state=5)
+
+
+def _reference_task():
+    Xs, y = make_latent_views(n_samples=50, n_features=5, random_state=3)
+    return [X[:40] for X in Xs], y[:40], [X[40:] for X in Xs]
+
+
+def test_signature_is_short_and_keyword_only():
+    params = inspect.signature(M3LAKClassifier).parameters
+    named = [p for p in params.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    assert len(named) <= 15
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in named)
+    with pytest.raises(TypeError):
+        M3LAKClassifier(14)  # noqa
+
+
+def test_estimator_defaults_are_the_configs():
+    params = M3LAKClassifier().get_params(deep=False)
+    assert model_config(params) == M3LAKConfig()
+    for name in MODEL_PARAMETERS:
+        assert params[name] == getattr(M3LAKConfig(), name), name
+    assert params["priors"] is None and params["sampler"] is None  # None: the classes' defaults
+    assert M3LAKConfig().priors == M3LAKPriors() and M3LAKConfig().sampler == M3LAKSampler()
+
+
+def test_every_setting_has_one_constraint_and_the_defaults_meet_them():
+    fields = {f.name for cls in (M3LAKPriors, M3LAKSampler, M3LAKConfig) for f in dataclasses.fields(cls)}
+    run = {"num_warmup", "num_samples", "num_chains", "chain_method", "standardize"}
+    assert fields - {"priors", "sampler"} | run == set(CONSTRAINTS)
+    M3LAKConfig().validate()
+    M3LAKConfig.paper().validate()
+    check_settings(M3LAKClassifier().get_params(deep=False))
+
+
+@pytest.mark.parametrize(
+    "where, name, bad",
+    [
+        ("M3LAKConfig", "n_latent", 0),
+        ("M3LAKConfig", "likelihood", "probit"),
+        ("M3LAKPriors", "a_tau", -1.0),
+        ("M3LAKPriors", "v_prior", (1.0,)),
+        ("M3LAKPriors", "niw_mu0", float("nan")),
+        ("M3LAKSampler", "target_accept", 1.0),
+        ("M3LAKSampler", "dp_split_merge", -1),
+        ("M3LAKSampler", "fixed_blocks", ("tau",)),
+        ("M3LAKSampler", "warmup_tempering", 0.0),
+    ],
+)
+def test_estimator_and_config_refuse_a_bad_value_with_the_same_message(where, name, bad):
+    message = f"{where}.{name} must be"
+    with pytest.raises(ValueError, match=message):
+        M3LAKConfig.from_settings(**{name: bad}).validate()
+    part = {"M3LAKPriors": "priors", "M3LAKSampler": "sampler"}.get(where)
+    est = M3LAKClassifier().set_params(**{f"{part}__{name}" if part else name: bad})
+    with pytest.raises(ValueError, match=message):
+        check_settings(est.get_params(deep=False))
+
+
+def test_rules_between_settings():
+    for settings, match in [
+        ({"n_latent": 6, "niw_nu0": 5.0}, "niw_nu0 must exceed"),
+        ({"spectral_prior": "gaussian"}, "spectral_scale_moves needs"),  # the sampler's default move
+        ({"likelihood": "logistic", "augmented": True}, "augmented=True needs the hinge"),
+        ({"niw_psi0_warmup_hold": 0.5}, "needs M3LAKPriors.niw_psi0_prior"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            M3LAKConfig.from_settings(**settings).validate()
+    # the estimator turns the DP-only scale move off under the Gaussian spectrum
+    assert not model_config(
+        M3LAKClassifier(spectral_prior="gaussian").get_params(deep=False)
+    ).spectral_scale_moves
+    with pytest.raises(ValueError, match="cannot be combined"):
+        check_settings(
+            M3LAKClassifier(chain_method="parallel", sampler=M3LAKSampler(shard_data=True)).get_params()
+        )
+    with pytest.raises(ValueError, match="M3LAKClassifier.sampler must be None or a M3LAKSampler"):
+        check_settings(M3LAKClassifier(sampler=M3LAKPriors()).get_params(deep=False))
+
+
+def test_nested_parameters_clone_and_set_params():
+    clf = M3LAKClassifier(priors=M3LAKPriors(v=0.5))
+    deep = clf.get_params(deep=True)
+    assert deep["priors__v"] == 0.5 and "sampler__hmc_steps_joint" not in deep  # sampler None
+    clf.set_params(sampler__hmc_steps_joint=12, priors__a_r=0.2)
+    assert clf.sampler == M3LAKSampler(hmc_steps_joint=12)
+    assert clf.priors == M3LAKPriors(v=0.5, a_r=0.2)
+    copy = clone(clf)
+    assert copy.get_params() == clf.get_params()
+    copy.set_params(sampler__hmc_steps_joint=3)  # frozen objects: the original is untouched
+    assert clf.sampler.hmc_steps_joint == 12 and copy.sampler.hmc_steps_joint == 3
+    with pytest.raises(ValueError, match="invalid parameter"):
+        clf.set_params(sampler__no_such_setting=1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        clf.sampler.hmc_steps_joint = 1
+    assert repr(M3LAKSampler(kernel_passes=1)) == "M3LAKSampler(kernel_passes=1)"
+    assert M3LAKSampler(fixed_blocks=["H"]).fixed_blocks == ("H",)  # lists become tuples: hashable
+
+
+def test_previous_names_warn_and_move_to_their_new_place():
+    old = {"hmc_steps_joint": 12, "eta": 50.0, "dp_capacity": 30, "shard_data": 2}
+    assert set(LEGACY_PARAMETERS) >= set(old)
+    with pytest.warns(FutureWarning, match=r"sampler=M3LAKSampler\(\.\.\.\).*sampler__hmc_steps_joint"):
+        clf = M3LAKClassifier(n_latent=5, **old)
+    assert clf.priors == M3LAKPriors(eta=50.0)
+    assert clf.sampler == M3LAKSampler(hmc_steps_joint=12, dp_capacity=30, shard_data=2)
+    with pytest.warns(FutureWarning, match="priors__v"):
+        clf.set_params(v=0.3)
+    assert clf.priors == M3LAKPriors(eta=50.0, v=0.3)
+    with pytest.warns(FutureWarning, match="'seed' is deprecated"):
+        assert M3LAKClassifier(seed=7).random_state == 7
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        M3LAKClassifier(n_latents=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new spelling warns about nothing
+        new = M3LAKClassifier(
+            n_latent=5, priors=M3LAKPriors(eta=50.0), sampler=clf.sampler.replace(target_accept=0.9)
+        )
+    assert model_config(new.get_params()) == model_config(
+        {**clf.get_params(), "priors": M3LAKPriors(eta=50.0)}
+    )
+
+
+def test_paper_preset():
+    clf = M3LAKClassifier.paper(num_chains=2)
+    config = model_config(clf.get_params(deep=False))
+    assert config == M3LAKConfig.paper()
+    assert (config.likelihood, config.n_latent, config.n_frequencies, config.nu0) == ("hinge", 20, 100, 20.0)
+    assert (config.h_lvm_passes, config.kernel_passes, config.warmup_tempering) == (1, 1, None)
+    assert (clf.num_warmup, clf.num_samples, clf.num_chains) == (800, 200, 2)
+    assert M3LAKConfig.paper(n_latent=3).nu0 == 3.0  # ν0 = m follows m
+    assert model_config(M3LAKClassifier.paper(n_latent=4).get_params()).nu0 == 4.0
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::bayesmv.base.SamplerWarning")  # 2 chains of 10 draws
+@pytest.mark.parametrize("name", ["default", "paper"])
+def test_draws_equal_the_previous_releases(name):
+    """Same seed, same draws as before the settings objects (to rounding: the reference was made
+    on another run of this machine type; the values agree to ~1e-12 when nothing changed)."""
+    Xtr, ytr, Xte = _reference_task()
+    clf = M3LAKClassifier(**RUN) if name == "default" else M3LAKClassifier.paper(**RUN)
+    clf.fit(Xtr, ytr)
+    ref = np.load(REFERENCE)
+    np.testing.assert_allclose(
+        np.asarray(clf.raw_posterior_[0]["decision"]), ref[f"{name}_decision"], rtol=1e-6, atol=1e-8
+    )
+    np.testing.assert_allclose(np.asarray(clf.raw_posterior_[0]["tau"]), ref[f"{name}_tau"], rtol=1e-6)
+    np.testing.assert_allclose(clf.predict_proba(Xte), ref[f"{name}_proba"], rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::bayesmv.base.SamplerWarning")  # 1 chain of 5 draws
+def test_grid_search_over_a_sampler_setting():
+    Xs, y = make_latent_views(n_samples=24, n_features=3, random_state=0)
+    clf = M3LAKClassifier(
+        n_latent=2,
+        n_frequencies=3,
+        spectral_prior="gaussian",
+        num_warmup=5,
+        num_samples=5,
+        num_chains=1,
+        chain_method="sequential",
+        sampler=M3LAKSampler(warmup_tempering=None),
+    )
+    grid = {"sampler__hmc_steps_joint": [2, 4], "priors__v": [0.01]}
+    search = GridSearchCV(clf, grid, cv=2).fit(MultiViewArray(Xs), y)
+    assert search.best_params_["sampler__hmc_steps_joint"] in (2, 4)
+    best = search.best_estimator_
+    assert best.sampler == M3LAKSampler(
+        warmup_tempering=None, hmc_steps_joint=search.best_params_["sampler__hmc_steps_joint"]
+    )
+    assert best.priors == M3LAKPriors(v=0.01)
+    assert clf.sampler == M3LAKSampler(warmup_tempering=None)  # the searched estimator is untouched
