@@ -201,10 +201,26 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
 
     @classmethod
     def paper(cls, **params):
-        """The setting of Du et al. (2018): ``m = 20``, ``M = 100``, the hinge, ``ν0 = m``
-        (:meth:`M3LAKPriors.paper <bayesmv.models.M3LAKPriors.paper>`), every block once per
-        sweep (:meth:`M3LAKSampler.paper <bayesmv.models.M3LAKSampler.paper>`) and 800 + 200
-        sweeps per chain; ``params`` change any of it.
+        """The estimator in the setting of Du et al. (2018).
+
+        ``m = 20``, ``M = 100``, the hinge, ``ν0 = m``
+        (:meth:`M3LAKPriors.paper <bayesmv.models.M3LAKPriors.paper>`), every block once per sweep
+        (:meth:`M3LAKSampler.paper <bayesmv.models.M3LAKSampler.paper>`) and 800 + 200 sweeps per
+        chain.
+
+        Parameters
+        ----------
+        **params
+            Any parameter of the estimator, changing the paper's value.
+
+        Returns
+        -------
+        M3LAKClassifier
+            An unfitted estimator.
+
+        See Also
+        --------
+        bayesmv.models.M3LAKConfig.paper : The same setting as a model config.
 
         Examples
         --------
@@ -219,9 +235,22 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         return cls(**{**paper, **params})
 
     def set_params(self, **params):
-        """Set parameters, as scikit-learn's ``set_params``; ``priors__v=…`` and
-        ``sampler__hmc_steps_joint=…`` replace one field of the (frozen) settings objects, and
-        the previous release's names move there with a ``FutureWarning``. Returns ``self``."""
+        """Set the estimator's parameters, as scikit-learn's ``set_params`` does.
+
+        ``priors__v=…`` and ``sampler__hmc_steps_joint=…`` replace one field of the (frozen)
+        settings objects (their defaults when they are None); the previous release's names move
+        there with a ``FutureWarning``.
+
+        Parameters
+        ----------
+        **params
+            Parameters by name, nested ones as ``priors__<field>`` / ``sampler__<field>``.
+
+        Returns
+        -------
+        self : M3LAKClassifier
+            The estimator.
+        """
         legacy = {name: params.pop(name) for name in list(params) if name in self._deprecated_parameters}
         if legacy:
             current = {part: params.get(part, getattr(self, part)) for part in SETTINGS_CLASSES}
@@ -239,10 +268,19 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
 
     # ---------------------------------------------------------------- fit
     def fit(self, Xs, y):
-        """Fit one M3LAK posterior (binary labels) or one per class (one-vs-rest).
+        """Sample the posterior: one for binary labels, one per class (one-vs-rest) otherwise.
 
-        ``Xs``: list of views ``(n_samples, D_i)``; a sample missing from a view is an all-NaN
-        row. ``y``: any labels with at least two classes.
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_i)
+            The views; a sample missing from a view is an all-NaN row of it.
+        y : array-like of shape (n_samples,)
+            Labels, with at least two classes.
+
+        Returns
+        -------
+        self : M3LAKClassifier
+            The fitted estimator.
         """
         params = self.get_params(deep=False)
         check_settings(params)
@@ -263,12 +301,23 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         return self
 
     def sample_more(self, num_samples=None):
-        """Continue every chain from where it stopped by ``num_samples`` draws (default: the
-        fit's ``num_samples``), as NumPyro's ``MCMC.post_warmup_state`` does: no new warm-up, and
-        with the fit's ``num_samples`` no new compilation. The draws are appended to
-        ``raw_posterior_``, ``posterior_draws_`` and ``inference_data_`` (re-aligned); with the
-        same ``random_state``, ``fit`` then ``sample_more(n)`` gives the draws of one fit with ``n`` more.
-        Returns ``self``."""
+        """Continue every chain from where it stopped, as NumPyro's ``post_warmup_state`` does.
+
+        No new warm-up, and with the fit's ``num_samples`` no new compilation. The draws are
+        appended to ``raw_posterior_``, ``posterior_draws_`` and ``inference_data_`` (re-aligned);
+        with the same ``random_state``, ``fit`` then ``sample_more(n)`` gives the draws of one fit
+        with ``n`` more.
+
+        Parameters
+        ----------
+        num_samples : int or None, default=None
+            Draws to add per chain; None: the fit's ``num_samples``.
+
+        Returns
+        -------
+        self : M3LAKClassifier
+            The estimator with the longer chains.
+        """
         self._check_is_fitted()
         if not hasattr(self, "_continuation"):
             raise RuntimeError(
@@ -314,47 +363,99 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call 'fit' first.")
 
     def predictive_decisions(self, Xs):
-        """Posterior predictive draws of ``βᵀφ̃(h*)``: array ``(n_problems, n_draws, n_samples)``
-        (one problem for binary labels, one per class otherwise)."""
+        """Posterior predictive draws of the decision values ``f* = βᵀφ̃(h*)``.
+
+        One ``h*`` is drawn given the observed views of each point per posterior draw.
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_i)
+            The views; a sample missing from a view is an all-NaN row of it.
+
+        Returns
+        -------
+        ndarray of shape (n_problems, n_draws, n_samples)
+            One problem for binary labels, one per class otherwise.
+        """
         self._check_is_fitted()
         Zs = self._standardize(self._validate_predict(Xs))
         return problem_decisions(self.posterior_draws_, Zs, self.random_seed_)
 
     def decision_function(self, Xs):
-        """Posterior predictive log-odds ``log P(y* = c | x*) / P(y* ≠ c | x*)`` of each
-        one-vs-rest problem: ``(n,)`` for two classes (positive means ``classes_[1]``), else
-        ``(n, n_classes)``. Its sign (its arg-max) gives :meth:`predict`; it orders the points as
-        :meth:`predict_proba` does. ``likelihood="logistic"``: from the mean of ``σ(f)`` over the
-        draws, computed in log space (finite for any ``f``). ``"hinge"``: from the share of draws
-        with ``f > 0``, counting half a draw on each side (finite when every draw agrees). The
-        posterior mean of ``f = βᵀφ̃(h*)`` itself is ``predictive_decisions(Xs).mean(axis=1)``.
+        """Posterior predictive log-odds of each one-vs-rest problem.
+
+        ``log P(y* = c | x*) / P(y* ≠ c | x*)``; its sign (its arg-max) gives :meth:`predict`, and
+        it orders the points as :meth:`predict_proba` does. Logistic likelihood: from the mean of
+        ``σ(f*)``, computed in log space; hinge: from the share of draws with ``f* > 0``, counting
+        half a draw on each side.
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_i)
+            The views; a sample missing from a view is an all-NaN row of it.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Two classes: positive means ``classes_[1]``.
         """
         log_odds = predictive_log_odds(self.predictive_decisions(Xs), self.likelihood)  # (n_problems, n)
         return log_odds[0] if len(self.classes_) == 2 else log_odds.T
 
     def predict_proba(self, Xs):
-        """``P(y* = c | x*)``, averaged over the posterior predictive draws of ``f = βᵀφ̃(h*)``.
+        """Class probabilities, averaged over the posterior predictive draws.
 
-        ``likelihood="logistic"``: the posterior predictive mean of ``σ(f)``. ``"hinge"`` (a
-        pseudo-likelihood, no ``P(y | f)``): the fraction of draws with ``f > 0`` (a vote).
-        Multi-class: the one-vs-rest probabilities normalised to sum to one (uniform where every
-        one-vs-rest problem gives probability 0).
+        Logistic likelihood: the posterior mean of ``σ(f*)``. Hinge (a pseudo-likelihood, no
+        ``P(y | f)``): the share of draws with ``f* > 0``. More classes: the one-vs-rest
+        probabilities normalised to sum to one (uniform where every problem gives 0).
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_i)
+            The views; a sample missing from a view is an all-NaN row of it.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``.
         """
         return class_probabilities(predictive_probabilities(self.predictive_decisions(Xs), self.likelihood))
 
     def predict(self, Xs):
-        """Most probable class under :meth:`predict_proba`, read from :meth:`decision_function`
-        (ties go to ``classes_[0]``)."""
+        """The most probable class under :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_i)
+            The views; a sample missing from a view is an all-NaN row of it.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Labels from ``classes_`` (ties go to ``classes_[0]``).
+        """
         scores = self.decision_function(Xs)  # raises NotFittedError before fit
         return labels_from_scores(self.classes_, scores)
 
     # ---------------------------------------------------------------- diagnostics
     def learned_kernel(self, t, direction=None, interval=0.9, ovr_index=0):
-        """Posterior of the learned shift-invariant kernel ``k(t) = mean_j cos(ω_jᵀt)`` (§2.2).
+        """Posterior of the learned shift-invariant kernel ``k(t) = mean_j cos(ω_jᵀt)``.
 
-        ``t``: lags in the latent space, shape ``(k, n_latent)``, or distances ``(k,)`` along
-        ``direction`` (default the unit diagonal ``1/√m``). Returns a :class:`KernelBand`
-        ``(t, mean, lower, upper)`` with an equal-tailed ``interval`` credible band over draws.
+        Parameters
+        ----------
+        t : array-like of shape (k, n_latent) or (k,)
+            Lags in the latent space, or distances along ``direction``.
+        direction : array-like of shape (n_latent,) or None, default=None
+            The direction of scalar lags; None: the unit diagonal ``1/√m``.
+        interval : float, default=0.9
+            Mass of the equal-tailed credible band over the draws.
+        ovr_index : int, default=0
+            The one-vs-rest problem (0 for binary labels).
+
+        Returns
+        -------
+        KernelBand
+            ``(t, mean, lower, upper)``.
         """
         self._check_is_fitted()
         if not 0 <= ovr_index < len(self.posterior_draws_):
@@ -362,17 +463,17 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         return kernel_band(self.posterior_draws_[ovr_index]["omega"], t, direction, interval)
 
     def chain_training_accuracy(self):
-        """Each chain's accuracy on the training labels, ``(in_sample, from_views)``, each
-        ``(n_problems, n_chains)`` (one problem for binary labels, one per class otherwise).
+        """Each chain's accuracy on the training labels, in-sample and from the views alone.
 
-        ``in_sample``: from the training decision values the chain drew, whose latents ``h_n``
-        the labels move too. ``from_views``: from the posterior predictive decision values of the
-        training views, ``h_n`` drawn given ``x_n`` alone as for a new point (the draws of
-        :meth:`predictive_decisions` on the training views). A chain far lower from the views than
-        in-sample fits the labels through latent columns that no view uses, which a new point's
-        latent cannot follow; such a chain is in a mode of its own. Probabilities as in
-        :meth:`predict_proba`, per chain. Needs the fit's standardised training views, which an
-        estimator loaded by ``bayesmv.load`` does not keep.
+        ``in_sample`` uses the training decision values the chain drew, whose latents the labels
+        move too; ``from_views`` draws each training point's latent given its views alone, as for a
+        new point. A chain much lower from the views fits the labels through latent columns that no
+        view uses: a mode of its own. Needs the training views, which a loaded estimator lacks.
+
+        Returns
+        -------
+        in_sample, from_views : ndarray of shape (n_problems, n_chains)
+            Accuracies, probabilities read as in :meth:`predict_proba`.
         """
         self._check_is_fitted()
         if not hasattr(self, "_continuation"):
@@ -393,9 +494,26 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         return in_sample, np.stack([accuracy(f[k], k) for k in range(len(f))])
 
     def convergence_report(self, var_names=("decision", "tau"), rhat_max=1.01, ess_min=400):
-        """``bayesmv.check_convergence`` on the identifiable quantities (training decision values
-        and the view noise precisions; β, Ω, W are identified only up to symmetries). When it
-        fails and the training views are at hand, it also lists :meth:`chain_training_accuracy`."""
+        """r̂, ESS and divergences of the identifiable quantities against thresholds.
+
+        ``bayesmv.check_convergence`` on the training decision values and the noise precisions
+        (β, Ω and W are identified only up to symmetries). When it fails and the training views are
+        at hand, the report also lists :meth:`chain_training_accuracy`.
+
+        Parameters
+        ----------
+        var_names : sequence of str, default=("decision", "tau")
+            Posterior variables to check.
+        rhat_max : float, default=1.01
+            Largest r̂ that passes.
+        ess_min : float, default=400
+            Smallest bulk and tail ESS that pass.
+
+        Returns
+        -------
+        ConvergenceReport
+            ``report.passed``, and a readable table as ``str(report)``.
+        """
         self._check_is_fitted()
         report = check_convergence(
             self.inference_data_, rhat_max=rhat_max, ess_min=ess_min, var_names=list(var_names)

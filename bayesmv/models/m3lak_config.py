@@ -151,14 +151,41 @@ class _Settings:
         return f"{type(self).__name__}({', '.join(changed)})"
 
     def get_params(self, deep=True):
-        """Every field, by name (scikit-learn reads ``priors__v`` and the like through this)."""
+        """Every field by name, as scikit-learn's ``get_params`` (``priors__v`` reads through it).
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Unused: the fields hold no estimators.
+
+        Returns
+        -------
+        dict
+            Field name to value.
+        """
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
     def __sklearn_clone__(self):
         return self  # frozen: a clone may share it
 
     def replace(self, **changes):
-        """A copy with ``changes``; an unknown name raises ``ValueError`` listing the valid ones."""
+        """A copy with some fields changed.
+
+        Parameters
+        ----------
+        **changes
+            New values by field name.
+
+        Returns
+        -------
+        object
+            A new settings object of the same class.
+
+        Raises
+        ------
+        ValueError
+            If a name is not a field; the message lists the valid ones.
+        """
         unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(self)})
         if unknown:
             raise ValueError(
@@ -168,7 +195,18 @@ class _Settings:
         return dataclasses.replace(self, **changes)
 
     def validate(self):
-        """Check every field (:data:`CONSTRAINTS`); return ``self``."""
+        """Check every field against :data:`CONSTRAINTS`.
+
+        Returns
+        -------
+        self
+            The settings, unchanged.
+
+        Raises
+        ------
+        ValueError
+            Naming the first field that fails, what it must be and the value given.
+        """
         check_values(type(self).__name__, self.get_params())
         return self
 
@@ -197,11 +235,16 @@ class M3LAKPriors(_Settings):
         Prior precision of the classifier's weights ``β``.
     v_prior : (float, float) or None, default=None
         A Gamma prior (shape, rate) on ``v`` instead of the fixed value (not in the paper).
-    niw_kappa0, niw_mu0, niw_psi0 : float, default=1.0, 0.01, 1.0
-        The DP's Normal-Inverse-Wishart base: ``μ_k ~ N(μ0·1, Σ_k/κ0)``, ``Σ_k ~ IW(ψ I, ν0)``.
+    niw_kappa0 : float, default=1.0
+        ``κ0`` of the DP's Normal-Inverse-Wishart base ``μ_k ~ N(μ0·1, Σ_k/κ0)``,
+        ``Σ_k ~ IW(ψ I, ν0)``.
     niw_nu0 : float or None, default=None
         ``ν0``; None is ``2 m`` (``NIW_NU0_PER_LATENT``), under which the components' covariance
         has a finite mean (the paper's ``m`` does not). Must exceed ``m - 1``.
+    niw_mu0 : float, default=0.01
+        ``μ0``, each coordinate of the base's mean.
+    niw_psi0 : float, default=1.0
+        ``ψ``, the scale of the base's ``Ψ0 = ψ I``.
     niw_psi0_prior : (float, float) or None, default=None
         A Gamma prior (shape, rate) on the NIW scale ``ψ`` (not in the paper), so that the
         kernel's length-scales are learned; ``niw_psi0`` is then unused.
@@ -211,7 +254,7 @@ class M3LAKPriors(_Settings):
 
     See Also
     --------
-    M3LAKSampler : the sampler's settings.
+    M3LAKSampler : The sampler's settings.
 
     Examples
     --------
@@ -240,7 +283,20 @@ class M3LAKPriors(_Settings):
 
     @classmethod
     def paper(cls, n_latent=20, **changes):
-        """The paper's priors: the defaults with ``ν0 = m`` (``n_latent``)."""
+        """The paper's priors: the defaults with ``ν0 = m``.
+
+        Parameters
+        ----------
+        n_latent : int, default=20
+            ``m``, the dimension of the shared latent.
+        **changes
+            Fields changed from the paper's values.
+
+        Returns
+        -------
+        M3LAKPriors
+            The paper's priors.
+        """
         return cls(niw_nu0=float(n_latent)).replace(**changes)
 
 
@@ -307,7 +363,7 @@ class M3LAKSampler(_Settings):
 
     See Also
     --------
-    M3LAKPriors : the hyper-priors.
+    M3LAKPriors : The hyper-priors.
 
     Examples
     --------
@@ -342,8 +398,20 @@ class M3LAKSampler(_Settings):
 
     @classmethod
     def paper(cls, **changes):
-        """Algorithm 1 of the paper: every block once per sweep, the precisions from their
-        conditionals, no tempering, no move beyond the paper's blocks."""
+        """Algorithm 1 of the paper: every block once per sweep.
+
+        The precisions from their conditionals, no tempering, no move beyond the paper's blocks.
+
+        Parameters
+        ----------
+        **changes
+            Fields changed from the paper's values.
+
+        Returns
+        -------
+        M3LAKSampler
+            The paper's sampler settings.
+        """
         return cls(
             precision_update="conditional",
             hmc_steps_h=10,
@@ -355,8 +423,15 @@ class M3LAKSampler(_Settings):
         ).replace(**changes)
 
     def without_execution(self):
-        """These settings with ``shard_data`` and ``mesh`` at their defaults: where the data live
-        changes no draw, so the model's config does not hold it."""
+        """These settings with ``shard_data`` and ``mesh`` at their defaults.
+
+        Where the data live changes no draw, so the model's config does not hold it.
+
+        Returns
+        -------
+        M3LAKSampler
+            The same sampler settings, unsharded.
+        """
         return self.replace(shard_data=False, mesh=None)
 
 
@@ -390,7 +465,9 @@ class M3LAKConfig(_Settings):
     noise : {"view", "feature"}, default="view"
         One noise precision per view (the paper) or per feature (factor analysis).
     priors : M3LAKPriors, default=M3LAKPriors()
+        The hyper-priors.
     sampler : M3LAKSampler, default=M3LAKSampler()
+        The sampler's settings (without ``shard_data`` and ``mesh``, which change no draw).
 
     Examples
     --------
@@ -419,8 +496,20 @@ class M3LAKConfig(_Settings):
 
     @classmethod
     def from_settings(cls, base=None, **settings):
-        """A config from ``base`` (default ``cls()``) with any fields of the config, its priors
-        or its sampler changed by name."""
+        """A config from ``base`` with any fields of the config, its priors or its sampler changed.
+
+        Parameters
+        ----------
+        base : M3LAKConfig or None, default=None
+            The config to start from; None: ``M3LAKConfig()``.
+        **settings
+            New values by field name (``n_latent=…``, ``v=…``, ``kernel_passes=…``).
+
+        Returns
+        -------
+        M3LAKConfig
+            The new config (not validated: call :meth:`validate`).
+        """
         base = cls() if base is None else base
         own = {k: v for k, v in settings.items() if k not in _PRIOR_FIELDS | _SAMPLER_FIELDS}
         priors = {k: v for k, v in settings.items() if k in _PRIOR_FIELDS}
@@ -431,9 +520,22 @@ class M3LAKConfig(_Settings):
 
     @classmethod
     def paper(cls, **settings):
-        """The paper's setting (Du et al. 2018, §4.1 and Algorithm 1): ``m = 20``, ``M = 100``,
-        the hinge, ``ν0 = m`` (:meth:`M3LAKPriors.paper`) and :meth:`M3LAKSampler.paper`, with
-        ``settings`` changed by name as in :meth:`from_settings`."""
+        """The paper's setting (Du et al. 2018, §4.1 and Algorithm 1).
+
+        ``m = 20``, ``M = 100``, the hinge, ``ν0 = m`` (:meth:`M3LAKPriors.paper`) and
+        :meth:`M3LAKSampler.paper`.
+
+        Parameters
+        ----------
+        **settings
+            Fields of the config, its priors or its sampler changed by name, as in
+            :meth:`from_settings`; ``ν0`` follows ``n_latent``.
+
+        Returns
+        -------
+        M3LAKConfig
+            The paper's config (not validated).
+        """
         n_latent = settings.get("n_latent", 20)
         base = cls(
             n_latent=20,
@@ -461,8 +563,18 @@ class M3LAKConfig(_Settings):
         return float(1.0 / ell)
 
     def validate(self):
-        """Check every setting (:data:`CONSTRAINTS`) and the rules between them; raise
-        ``ValueError`` naming the setting. Returns ``self``."""
+        """Check every setting against :data:`CONSTRAINTS`, and the rules between settings.
+
+        Returns
+        -------
+        self
+            The config, unchanged.
+
+        Raises
+        ------
+        ValueError
+            Naming the first setting that fails.
+        """
         own = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         for part, kind in (("priors", M3LAKPriors), ("sampler", M3LAKSampler)):
             if not isinstance(own.pop(part), kind):
