@@ -81,7 +81,18 @@ class PersistenceMixin:
     _persistence_exclude: tuple = ()
 
     def save(self, path):
-        """Write the estimator to ``path`` (see :func:`bayesmv.persistence.save`); returns the path."""
+        """Write the estimator to ``path``, to be read back with :func:`bayesmv.load`.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write (see :func:`bayesmv.persistence.save`).
+
+        Returns
+        -------
+        path : str or os.PathLike
+            The path written.
+        """
         from .persistence import save
 
         return save(self, path)

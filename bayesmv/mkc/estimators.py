@@ -56,37 +56,101 @@ def fitted_attributes(method, problem, theta, S, objective, n_iter, converged):
 
 
 class MKC(PersistenceMixin, BaseEstimator):
-    """Multi-view kernel completion (paper 002, §4–5).
+    """Multi-view kernel completion (MKC).
+
+    Completes the kernel matrices of several views of the same samples when some samples are
+    missing from some views, by learning how each sample is reconstructed from the others in
+    each view and how the views' reconstructions relate to one another (Bhadra, Kaski and Rousu
+    [1]_, §4-5). No view needs to be complete, but every sample must be seen in at least one
+    view. The completed kernels are positive semi-definite; their observed entries are
+    reconstructed too, not copied from the input.
+
+    MKC is transductive: it completes the kernels of one fixed set of samples, without labels;
+    :func:`kernel_features` turns the completed kernels into features that can be split for
+    cross-validation downstream.
 
     Parameters
     ----------
-    method : {"embd_ht", "embd_hm", "app", "sdp", "rnd"}
-        Variant: eq. 24, 23, 25, 22, or ``embd_ht`` with a random fixed basis.
-    lambda1 : float
-        Weight of the between-view loss (λ1 in eq. 22, 24, 25; unused by ``embd_hm``).
-    lambda2 : float
-        Weight of the ℓ2,1 norm on the reconstruction weights (λ2; λ of eq. 23; unused by ``sdp``).
-    max_iter, tol : int, float
-        Outer block-coordinate iterations; stop when the relative objective change ≤ ``tol``.
-    random_state : int, RandomState, Generator or None
-        Seed of the random basis (``rnd``; the int used is ``random_seed_``); ``seed`` is its
-        deprecated old name.
-    n_basis : int or None
-        Basis size for ``rnd`` (default 50 % of the samples, drawn among those seen in every view first).
-    ridge : float
-        Relative ridge of the self-representation used as the starting point.
+    method : {"embd_ht", "embd_hm", "app", "sdp", "rnd"}, default="embd_ht"
+        ``"embd_ht"``: per-view reconstructions tied across views (eq. 24); ``"embd_hm"``: one
+        shared by all views (eq. 23); ``"app"``: a between-view loss on kernel values (eq. 25);
+        ``"sdp"``: the PSD kernels themselves (eq. 22); ``"rnd"``: ``"embd_ht"`` on a random basis.
+    lambda1 : float, default=1.0
+        Weight of the between-view loss (λ1 in eqs. 22, 24 and 25); larger values make the views'
+        reconstructions agree more. Not used by ``"embd_hm"``.
+    lambda2 : float, default=0.1
+        Weight of the ℓ2,1 norm on the reconstruction weights (λ2; λ of eq. 23); larger values
+        reconstruct each view from fewer samples. Not used by ``"sdp"``.
+    max_iter : int, default=500
+        Maximum number of outer block-coordinate descent iterations.
+    tol : float, default=1e-7
+        Stop when the relative change of the objective between iterations is at most ``tol``.
+    random_state : int, numpy.random.RandomState, numpy.random.Generator or None, default=0
+        Seeds the draw of the random basis of ``"rnd"`` (the integer used is stored as
+        ``random_seed_``); the other variants are deterministic.
+    n_basis : int or None, default=None
+        Size of the random basis of ``"rnd"``, drawn first among the samples seen in every view;
+        None: half the samples. Not used by the other variants.
+    ridge : float, default=1e-9
+        Relative ridge of the joint self-representation that gives the starting point of the
+        reconstruction weights.
+    seed : int, numpy.random.RandomState, numpy.random.Generator or None, default="deprecated"
+        Deprecated alias of ``random_state``; when given it replaces ``random_state`` with a
+        ``FutureWarning``.
 
     Attributes
     ----------
-    completed_kernels_ : list of (n, n) arrays — PSD completed kernels.
-    observed_ : (n_views, n) bool mask used.
-    between_view_weights_ : (n_views, n_views) S (rows on the simplex, zero diagonal; ``None`` for embd_hm).
-    reconstruction_weights_ : (n_views, n, n) A^(m) (``(n, n)`` shared for embd_hm; ``None`` for sdp),
-        on the scaled kernels ``K^(m) / kernel_scale_[m]``.
-    basis_ : list of index arrays — samples with non-zero reconstruction rows per view.
-    kernel_scale_ : per-view scale (mean observed diagonal).
-    fit_trace_ : ``FitTrace`` with the objective per iteration.
-    n_iter_, converged_ .
+    completed_kernels_ : list of ndarray of shape (n_samples, n_samples)
+        The completed, positive semi-definite kernel of each view.
+    observed_ : ndarray of shape (n_views, n_samples), dtype=bool
+        The mask of observed samples used (True where a sample is seen in a view).
+    between_view_weights_ : ndarray of shape (n_views, n_views) or None
+        The matrix ``S`` relating the views (rows on the simplex, zero diagonal); None for
+        ``"embd_hm"``.
+    reconstruction_weights_ : ndarray of shape (n_views, n_samples, n_samples) or None
+        The reconstruction weights ``A^(m)`` on the scaled kernels ``K^(m) / kernel_scale_[m]``;
+        one shared ``(n_samples, n_samples)`` matrix for ``"embd_hm"``; None for ``"sdp"``.
+    basis_ : list of ndarray or None
+        Per view, the indices of the samples with a non-zero row of reconstruction weights (the
+        samples the view is reconstructed from); None for ``"sdp"``.
+    kernel_scale_ : ndarray of shape (n_views,)
+        Each view's scale: the mean of its diagonal over the samples seen in every view (over its
+        observed samples when fewer than two are seen everywhere).
+    n_iter_ : int
+        Number of outer iterations run.
+    converged_ : bool
+        Whether the relative change of the objective fell to ``tol`` within ``max_iter``.
+    fit_trace_ : FitTrace
+        The objective per iteration and the between-view weights
+        (:class:`~bayesmv.diagnostics.FitTrace`).
+    random_seed_ : int
+        The integer seed used (from ``random_state``).
+
+    See Also
+    --------
+    complete_views : Complete the kernels of raw views with missing samples.
+    mkc_lambda_grid : Completed kernels for many ``(lambda1, lambda2)`` pairs in one solve.
+    kernel_features : Features whose linear kernel is a completed kernel.
+
+    References
+    ----------
+    .. [1] S. Bhadra, S. Kaski and J. Rousu, "Multi-view kernel completion", Machine Learning
+       106(5):713-739, 2017.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv import MKC
+    >>> from bayesmv.datasets import make_mkc_toy
+    >>> Ks, _ = make_mkc_toy(n_samples=30, n_basis=5)
+    >>> Ks[0][:3, :] = np.nan  # the first 3 samples are missing from view 0
+    >>> Ks[0][:, :3] = np.nan
+    >>> mkc = MKC(max_iter=50)
+    >>> completed = mkc.fit_transform(Ks)
+    >>> len(completed), completed[0].shape
+    (5, (30, 30))
+    >>> mkc.observed_.sum(axis=1)
+    array([27, 30, 30, 30, 30])
     """
 
     def __init__(
@@ -129,7 +193,23 @@ class MKC(PersistenceMixin, BaseEstimator):
             check_positive("n_basis", self.n_basis, integer=True)
 
     def fit(self, Ks, observed=None):
-        """Complete ``Ks`` (list of (n, n) kernels; missing samples = NaN rows/columns or ``observed``)."""
+        """Complete the kernels ``Ks``.
+
+        Parameters
+        ----------
+        Ks : list of array-like of shape (n_samples, n_samples)
+            One kernel matrix per view (at least two views), or an array of shape
+            ``(n_views, n_samples, n_samples)``. A sample missing from a view is a NaN row and
+            column of that view's kernel, unless ``observed`` says which samples are missing.
+        observed : array-like of shape (n_views, n_samples), dtype=bool, default=None
+            True where a sample is seen in a view; the other rows and columns of ``Ks`` are
+            ignored. None: a sample is missing where its diagonal entry is NaN.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator; the kernels are in ``completed_kernels_``.
+        """
         self._check_params()
         self.random_seed_ = check_random_seed(self.random_state, self.seed, type(self).__name__)
         mats, obs = _check_inputs(Ks, observed)
@@ -141,7 +221,21 @@ class MKC(PersistenceMixin, BaseEstimator):
         return self
 
     def fit_transform(self, Ks, observed=None):
-        """``fit`` and return ``completed_kernels_``."""
+        """Complete the kernels ``Ks`` and return them.
+
+        Parameters
+        ----------
+        Ks : list of array-like of shape (n_samples, n_samples)
+            One kernel matrix per view, missing samples as NaN rows and columns (see
+            :meth:`fit`).
+        observed : array-like of shape (n_views, n_samples), dtype=bool, default=None
+            True where a sample is seen in a view; None: read from the NaN diagonal entries.
+
+        Returns
+        -------
+        completed_kernels : list of ndarray of shape (n_samples, n_samples)
+            The completed kernel of each view (``completed_kernels_``).
+        """
         return self.fit(Ks, observed=observed).completed_kernels_
 
 

@@ -113,7 +113,27 @@ class _OnlineOVK(PersistenceMixin, MultiOutputMixin, BaseEstimator):
         return dict(kfns=kfns, cols=cols, groups=self._groups, n_groups=self.n_kernels_)
 
     def partial_fit(self, X, y, classes=None):
-        """Consume one stream chunk (state carries over between calls)."""
+        """Learn from one chunk of the stream, continuing from the state of earlier calls.
+
+        The first call sets up the kernels and the coefficient buffer; later calls carry on
+        from the last step, as if the chunks had come as one stream.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or list of array-like
+            The inputs, one row per stream step in order; a list of views (one 2-D array per
+            view, or a :class:`~bayesmv.MultiViewArray`) for a multi-view kernel.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Real targets for ``loss="squared"``; class labels for the hinge losses.
+        classes : array-like of shape (n_classes,), default=None
+            Every label the stream may hold (hinge losses); give it on the first call when the
+            first chunk lacks some class. Ignored on later calls and for ``loss="squared"``.
+
+        Returns
+        -------
+        self : object
+            The estimator, updated by the chunk.
+        """
         require_targets(self, y)
         first = not hasattr(self, "n_steps_")
         if first:
@@ -185,7 +205,27 @@ class _OnlineOVK(PersistenceMixin, MultiOutputMixin, BaseEstimator):
         return self
 
     def fit(self, X, y, classes=None):
-        """Learn from the whole stream ``(X, y)`` in order (shuffled first if ``shuffle``)."""
+        """Learn from the whole stream ``(X, y)``, starting afresh.
+
+        The rows are taken in order (permuted first when ``shuffle`` is True); the state of any
+        earlier fit or :meth:`partial_fit` is discarded.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or list of array-like
+            The inputs, one row per stream step in order; a list of views (one 2-D array per
+            view, or a :class:`~bayesmv.MultiViewArray`) for a multi-view kernel.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Real targets for ``loss="squared"``; class labels for the hinge losses.
+        classes : array-like of shape (n_classes,), default=None
+            The class labels (hinge losses); None: the labels found in ``y``. Ignored for
+            ``loss="squared"``.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         require_targets(self, y)
         for attr in ("n_steps_", "classes_"):
             if hasattr(self, attr):
@@ -214,21 +254,58 @@ class _OnlineOVK(PersistenceMixin, MultiOutputMixin, BaseEstimator):
             )
 
     def decision_function(self, X):
-        """``f_T(x)`` for the rows of ``X`` (``(n, d)``), ``f_T`` the function after the last step."""
+        """Evaluate the function learnt after the last stream step, ``f_T``, on ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or list of array-like
+            The inputs, laid out as in :meth:`fit` (one 2-D array, or a list of views).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_outputs)
+            ``f_T(x)`` for each row: the predicted targets (``loss="squared"``) or one score per
+            output of the hinge losses.
+        """
         self._check_fitted()
         Xa, _, _ = _prepare_inputs(X, self._multiview, self.n_features_per_view_, owner=type(self).__name__)
         # the whole buffer (empty slots hold zero coefficients): its power-of-two size keeps compiles rare
         return _predict_rows(self.X_buffer_, self.coef_, self._TW, self.delta_, Xa, self._static())
 
     def predict(self, X):
-        """Vector-valued predictions (``loss='squared'``) or class labels (hinge losses)."""
+        """Predict targets (``loss="squared"``) or class labels (hinge losses) for ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or list of array-like
+            The inputs, laid out as in :meth:`fit` (one 2-D array, or a list of views).
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            ``f_T(x)`` (1-D when ``y`` was 1-D), or the label of ``classes_`` with the highest
+            score (the sign of the score for one output).
+        """
         F = self.decision_function(X)
         if self.loss == "squared":
             return F[:, 0] if getattr(self, "_y_1d", False) else F
         return self.classes_[labels_from_scores(F)]
 
     def score(self, X, y):
-        """R² averaged over outputs (regression) or accuracy (classification)."""
+        """Score the predictions for ``X`` against ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or list of array-like
+            The inputs, laid out as in :meth:`fit` (one 2-D array, or a list of views).
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            The true targets or class labels.
+
+        Returns
+        -------
+        score : float
+            R² averaged uniformly over the outputs (``loss="squared"``), else the accuracy.
+        """
         from sklearn.metrics import accuracy_score, r2_score
 
         pred = self.predict(X)
@@ -238,29 +315,109 @@ class _OnlineOVK(PersistenceMixin, MultiOutputMixin, BaseEstimator):
 
 
 class ONORMA(_OnlineOVK):
-    """Online learning with an operator-valued kernel (Algorithm 1, eqs. 1–4).
+    """Online learning with an operator-valued kernel (ONORMA).
+
+    Learns a vector-valued function from a stream of samples, one stochastic gradient step in
+    the kernel's RKHS per sample (Audiffren and Kadri [1]_, Algorithm 1): after step ``t`` the
+    function is ``f_t = Σ_i K(x_i, ·) α_{i,t}`` (eq. 4), the new coefficient is ``-η_t`` times
+    the loss gradient at ``f_{t-1}(x_t)`` and the earlier ones shrink by ``1 - η_t λ`` (eq. 3).
+    :meth:`partial_fit` continues the stream chunk by chunk; :meth:`fit` learns from one whole
+    stream. The loss makes it a multi-output regressor or a multi-class classifier.
 
     Parameters
     ----------
-    kernel : operator-valued kernel from ``bayesmv.kernels`` (``SeparableKernel``,
-        ``SumOfSeparableKernels``, ``nonseparable_kernel(mu, d)``, ``DiagonalMultiViewKernel``);
-        ``None``: a Gaussian kernel times the identity (independent outputs).
-    lam : float, λ >= 0 (regulariser; decay ``1 - η_t λ``, needs ``η_t λ < 1``).
-    eta0 : float, η in the schedule.
-    schedule : ``"invsqrt"`` (η_t = η/√t, §5), ``"constant"`` or a callable mapping the 1-based
-        step array ``t`` to rates.
-    truncation : None or int ``s``: keep only the last ``s`` coefficients (ring buffer).
-    loss : ``"squared"`` (½||z - y||², vector-valued regression), ``"hinge"`` (Crammer–Singer
-        multi-class hinge, one output per class) or ``"ovr_hinge"`` (one-vs-rest hinge on ±1
-        targets; one output for two classes).
-    shuffle, random_state : ``fit`` permutes the stream with ``random_state`` (an int, a
-        ``np.random.RandomState`` / ``Generator`` or ``None``; ``seed`` is its deprecated old
-        name) when ``shuffle`` is True.
-    block_size : steps per compiled block (performance only).
+    kernel : operator-valued kernel or None, default=None
+        A kernel of :mod:`bayesmv.kernels` (``SeparableKernel``, ``SumOfSeparableKernels``,
+        ``nonseparable_kernel(mu, d)``, ``DiagonalMultiViewKernel`` for a list of views) with
+        ``n_outputs_`` outputs; None: a Gaussian kernel times the identity (independent outputs).
+    lam : float, default=0.01
+        The regularisation λ >= 0: each step shrinks the earlier coefficients by ``1 - η_t λ``
+        (eq. 3), so the rates must keep ``η_t λ < 1``.
+    eta0 : float, default=1.0
+        The step size η of the learning-rate schedule.
+    schedule : {"invsqrt", "constant"} or callable, default="invsqrt"
+        The learning rates: ``η_t = eta0 / √t`` (as in the paper's experiments), ``η_t = eta0``,
+        or a callable mapping the array of 1-based steps ``t`` to one rate per step.
+    truncation : int or None, default=None
+        Keep only the coefficients of the last ``truncation`` steps (a ring buffer), which
+        bounds the cost of a step and of a prediction on long streams; None keeps every step.
+    loss : {"squared", "hinge", "ovr_hinge"}, default="squared"
+        ``"squared"``: ½||f(x) - y||², vector-valued regression; ``"hinge"``: the Crammer-Singer
+        multi-class hinge, one output per class; ``"ovr_hinge"``: one-vs-rest hinge on ±1 targets.
+    shuffle : bool, default=False
+        Whether :meth:`fit` permutes the stream (with ``random_state``) before learning from it;
+        :meth:`partial_fit` never shuffles.
+    random_state : int, numpy.random.RandomState, numpy.random.Generator or None, default=0
+        Seeds the permutation of ``shuffle`` (the integer used is stored as ``random_seed_``).
+    block_size : int, default=64
+        Stream steps per compiled block; it changes speed and memory, not the result (up to
+        rounding).
+    seed : int, numpy.random.RandomState, numpy.random.Generator or None, default="deprecated"
+        Deprecated alias of ``random_state``; when given it replaces ``random_state`` with a
+        ``FutureWarning``.
 
-    Fitted: ``coef_`` / ``X_buffer_`` / ``support_times_`` (the coefficient ring buffer),
-    ``online_predictions_`` (f_{t-1}(x_t)), ``errors_``, ``cumulative_error_`` (online MSE),
-    ``rkhs_norms_sq_`` (||f_t||² by eq. 6, of the untruncated expansion), ``fit_trace_``.
+    Attributes
+    ----------
+    n_outputs_ : int
+        The outputs of ``f``: the target columns, the classes (``"hinge"``, and ``"ovr_hinge"``
+        with three or more classes) or 1 (``"ovr_hinge"`` with two classes).
+    classes_ : ndarray of shape (n_classes,)
+        The class labels (hinge losses only).
+    n_features_in_ : int
+        Number of input features (summed over the views).
+    n_features_per_view_ : tuple of int
+        The features of each view (one entry for single-view inputs).
+    n_steps_ : int
+        The stream steps learnt so far.
+    coef_ : ndarray of shape (n_buffer, n_outputs)
+        The coefficients ``α_{i,t}`` of the buffered inputs (eq. 4); unused slots hold zeros.
+        ``n_buffer`` is ``truncation``, else the steps so far rounded up to a power of two (>= 64).
+    X_buffer_ : ndarray of shape (n_buffer, n_features_in)
+        The inputs ``x_i`` the coefficients belong to.
+    support_times_ : ndarray of shape (n_buffer,)
+        The stream step (from 1) at which each buffered input arrived; 0 for an unused slot.
+    online_predictions_ : ndarray of shape (n_steps, n_outputs)
+        The prediction ``f_{t-1}(x_t)`` made at each step before learning from it.
+    errors_ : ndarray of shape (n_steps,)
+        The error of each online prediction: ``||f_{t-1}(x_t) - y_t||²``, or a 0/1 mistake for
+        the hinge losses.
+    losses_ : ndarray of shape (n_steps,)
+        The loss ``ℓ(f_{t-1}(x_t), y_t)`` of each step.
+    cumulative_error_ : ndarray of shape (n_steps,)
+        The running mean of ``errors_`` (the online MSE, or the running mistake rate).
+    rkhs_norms_sq_ : ndarray of shape (n_steps, 1)
+        ``||f_t||²`` after each step (eq. 6), of the expansion without truncation.
+    n_kernels_ : int
+        The number of kernels (1).
+    fit_trace_ : FitTrace
+        The running regularised risk, the losses, the running error and the norms per step
+        (:class:`~bayesmv.diagnostics.FitTrace`).
+    random_seed_ : int
+        The integer seed used by :meth:`fit` (from ``random_state``).
+
+    See Also
+    --------
+    MONORMA : Online learning with several operator-valued kernels and learnt kernel weights.
+    OVKRidge : The batch counterpart (regularised least squares on the whole data).
+
+    References
+    ----------
+    .. [1] J. Audiffren and H. Kadri, "Online Learning with Multiple Operator-valued Kernels",
+       arXiv:1311.0222, 2013.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv import ONORMA
+    >>> from bayesmv.datasets import make_multitask
+    >>> X, Y = make_multitask(n_samples=200, n_tasks=3, n_features=5)
+    >>> reg = ONORMA(lam=0.01).fit(X, Y)
+    >>> reg.predict(X[:2]).shape, reg.n_steps_
+    ((2, 3), 200)
+    >>> y = np.where(X[:, 0] > 0.5, "high", "low")
+    >>> clf = ONORMA(loss="hinge").fit(X, y)
+    >>> clf.classes_
+    array(['high', 'low'], dtype='<U4')
     """
 
     def __init__(
@@ -294,29 +451,113 @@ class ONORMA(_OnlineOVK):
 
 
 class MONORMA(_OnlineOVK):
-    """Online multiple operator-valued kernel learning (Algorithm 2, eqs. 5–6).
+    """Online learning with multiple operator-valued kernels (MONORMA).
 
-    The coefficients α are shared by the kernels ``K^1..K^m``; ``f_t = Σ_j δ_t^j g_t^j`` with
-    ``g_t^j = Σ_i K^j(x_i, ·) α_{i,t}``. ``γ_t^j = ||g_t^j||²`` follows the O(d²) recursion (6) and
-    the weights follow eq. (5) with ``Σ_j (δ^j)^r = 1`` (δ_0 = 1/m). With ``truncation`` the
-    recursion tracks the norm of the untruncated expansion, as in the paper.
-
-    Fitted: as ``ONORMA`` plus ``n_kernels_`` (m), ``delta_`` (final weights) and
-    ``kernel_weights_`` (``(n_steps, m)``: δ_t after each step).
+    ONORMA with several kernels ``K^1..K^m`` that share the coefficients ``α`` and whose
+    weights are learnt along the stream (Audiffren and Kadri [1]_, Algorithm 2): the function
+    is ``f_t = Σ_j δ_t^j g_t^j`` with ``g_t^j = Σ_i K^j(x_i, ·) α_{i,t}``. The squared norms
+    ``γ_t^j = ||g_t^j||²`` follow the O(d²) recursion (6) and the weights follow eq. (5) with
+    ``Σ_j (δ^j)^r = 1``, starting from ``δ_0 = 1/m``. With ``truncation`` the recursion tracks
+    the norm of the expansion without truncation, as in the paper.
 
     Parameters
     ----------
-    kernels : list of OperatorValuedKernel or None, default=None
-        The kernels ``K^1..K^m`` (any kernel ``ONORMA`` takes), all with the same output dimension
-        and all single-view or all multi-view. ``None``: three Gaussian separable kernels
-        ``SeparableKernel("rbf", I_d, (("gamma", g),))``, ``I_d`` the identity over the ``d``
-        outputs (independent outputs, as ``ONORMA``'s default), at ``g = 0.1 / p``, ``1 / p`` and
-        ``10 / p`` (``p`` = ``n_features_in_``; ``1 / p`` is the RBF kernel's usual default
-        bandwidth), in that order in ``delta_``. Single-view inputs only.
-    r : float > 0, default=1.0
-        The weights' norm: ``Σ_j (δ^j)^r = 1``.
-    lam, eta0, schedule, truncation, loss, shuffle, random_state, block_size, seed
-        As in ``ONORMA``.
+    kernels : list of operator-valued kernels or None, default=None
+        The kernels ``K^1..K^m`` (any kernel ``ONORMA`` takes), all with the same outputs and all
+        single-view or all multi-view. None: three Gaussian kernels times the identity, ``gamma``
+        = 0.1/p, 1/p and 10/p in this order (p = ``n_features_in_``; single-view inputs only).
+    r : float, default=1.0
+        The norm of the kernel weights, ``Σ_j (δ^j)^r = 1`` (eq. 5): ``r = 1`` makes them sum to
+        one; a larger ``r`` spreads the weight more evenly over the kernels.
+    lam : float, default=0.01
+        The regularisation λ >= 0: each step shrinks the earlier coefficients by ``1 - η_t λ``
+        (eq. 3), so the rates must keep ``η_t λ < 1``.
+    eta0 : float, default=1.0
+        The step size η of the learning-rate schedule.
+    schedule : {"invsqrt", "constant"} or callable, default="invsqrt"
+        The learning rates: ``η_t = eta0 / √t`` (as in the paper's experiments), ``η_t = eta0``,
+        or a callable mapping the array of 1-based steps ``t`` to one rate per step.
+    truncation : int or None, default=None
+        Keep only the coefficients of the last ``truncation`` steps (a ring buffer), which
+        bounds the cost of a step and of a prediction on long streams; None keeps every step.
+    loss : {"squared", "hinge", "ovr_hinge"}, default="squared"
+        ``"squared"``: ½||f(x) - y||², vector-valued regression; ``"hinge"``: the Crammer-Singer
+        multi-class hinge, one output per class; ``"ovr_hinge"``: one-vs-rest hinge on ±1 targets.
+    shuffle : bool, default=False
+        Whether :meth:`fit` permutes the stream (with ``random_state``) before learning from it;
+        :meth:`partial_fit` never shuffles.
+    random_state : int, numpy.random.RandomState, numpy.random.Generator or None, default=0
+        Seeds the permutation of ``shuffle`` (the integer used is stored as ``random_seed_``).
+    block_size : int, default=64
+        Stream steps per compiled block; it changes speed and memory, not the result (up to
+        rounding).
+    seed : int, numpy.random.RandomState, numpy.random.Generator or None, default="deprecated"
+        Deprecated alias of ``random_state``; when given it replaces ``random_state`` with a
+        ``FutureWarning``.
+
+    Attributes
+    ----------
+    n_outputs_ : int
+        The outputs of ``f``: the target columns, the classes (``"hinge"``, and ``"ovr_hinge"``
+        with three or more classes) or 1 (``"ovr_hinge"`` with two classes).
+    classes_ : ndarray of shape (n_classes,)
+        The class labels (hinge losses only).
+    n_features_in_ : int
+        Number of input features (summed over the views).
+    n_features_per_view_ : tuple of int
+        The features of each view (one entry for single-view inputs).
+    n_steps_ : int
+        The stream steps learnt so far.
+    coef_ : ndarray of shape (n_buffer, n_outputs)
+        The coefficients ``α_{i,t}`` of the buffered inputs (eq. 4); unused slots hold zeros.
+        ``n_buffer`` is ``truncation``, else the steps so far rounded up to a power of two (>= 64).
+    X_buffer_ : ndarray of shape (n_buffer, n_features_in)
+        The inputs ``x_i`` the coefficients belong to.
+    support_times_ : ndarray of shape (n_buffer,)
+        The stream step (from 1) at which each buffered input arrived; 0 for an unused slot.
+    online_predictions_ : ndarray of shape (n_steps, n_outputs)
+        The prediction ``f_{t-1}(x_t)`` made at each step before learning from it.
+    errors_ : ndarray of shape (n_steps,)
+        The error of each online prediction: ``||f_{t-1}(x_t) - y_t||²``, or a 0/1 mistake for
+        the hinge losses.
+    losses_ : ndarray of shape (n_steps,)
+        The loss ``ℓ(f_{t-1}(x_t), y_t)`` of each step.
+    cumulative_error_ : ndarray of shape (n_steps,)
+        The running mean of ``errors_`` (the online MSE, or the running mistake rate).
+    rkhs_norms_sq_ : ndarray of shape (n_steps, n_kernels)
+        ``γ_t^j = ||g_t^j||²`` after each step (eq. 6), of the expansion without truncation.
+    n_kernels_ : int
+        The number of kernels ``m``.
+    delta_ : ndarray of shape (n_kernels,)
+        The kernel weights ``δ`` after the last step.
+    kernel_weights_ : ndarray of shape (n_steps, n_kernels)
+        The kernel weights ``δ_t`` after each step.
+    fit_trace_ : FitTrace
+        The running regularised risk, the losses, the running error, the norms and the kernel
+        weights per step (:class:`~bayesmv.diagnostics.FitTrace`).
+    random_seed_ : int
+        The integer seed used by :meth:`fit` (from ``random_state``).
+
+    See Also
+    --------
+    ONORMA : Online learning with one operator-valued kernel.
+    OVKRidge : The batch counterpart with one kernel.
+
+    References
+    ----------
+    .. [1] J. Audiffren and H. Kadri, "Online Learning with Multiple Operator-valued Kernels",
+       arXiv:1311.0222, 2013.
+
+    Examples
+    --------
+    >>> from bayesmv import MONORMA
+    >>> from bayesmv.datasets import make_multitask
+    >>> X, Y = make_multitask(n_samples=200, n_tasks=3, n_features=5)
+    >>> est = MONORMA().fit(X, Y)  # three Gaussian kernels of different widths
+    >>> est.predict(X[:2]).shape
+    (2, 3)
+    >>> est.delta_.shape, est.kernel_weights_.shape
+    ((3,), (200, 3))
     """
 
     _adapt = True

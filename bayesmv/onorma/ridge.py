@@ -141,17 +141,76 @@ def cross_validated_mse(X, Y, TW, static, lams, cv, solver, random_state):
 
 
 class OVKRidge(RegressorMixin, MultiOutputMixin, PersistenceMixin, BaseEstimator):
-    """Batch regularised least squares with an operator-valued kernel (the paper's batch baseline).
+    """Batch regularised least squares with an operator-valued kernel (OVK ridge regression).
 
-    Minimises ``(1/n) Σ_i ½||f(x_i) - y_i||² + (λ/2)||f||²_H`` (the ``R_reg`` of §3), whose solution
-    is ``f = Σ_i K(x_i, ·) c_i`` with ``(G + nλ I) vec(C) = vec(Y)``; solved with the kernel's
-    structure (see ``ovk_ridge_solve``). ``lam`` may be a sequence: then ``cv``-fold cross-validation
-    (MSE) picks ``lam_`` as in §5.
+    The batch counterpart of :class:`ONORMA`, the baseline of Audiffren and Kadri [1]_: it
+    minimises ``(1/n) Σ_i ½||f(x_i) - y_i||² + (λ/2)||f||²_H`` (``R_reg`` of §3) over all the
+    data at once. The solution is ``f = Σ_i K(x_i, ·) c_i`` with ``(G + nλ I) vec(C) = vec(Y)``,
+    solved with the kernel's structure (:func:`ovk_ridge_solve`). Given several values of
+    ``lam``, ``cv``-fold cross-validation picks one first, as in the paper's §5.
 
-    Parameters: ``kernel`` (as ``ONORMA``; None: Gaussian ⊗ identity), ``lam``, ``cv``,
-    ``solver`` (``"auto"``, ``"eigen"``, ``"cholesky"``, ``"dense"``, ``"cg"``), ``random_state``
-    (CV folds; ``seed`` is its deprecated old name).
-    Fitted: ``dual_coef_ (n, d)``, ``X_fit_``, ``lam_``, ``solver_``, ``cv_results_`` (when tuned).
+    Parameters
+    ----------
+    kernel : operator-valued kernel or None, default=None
+        A kernel of :mod:`bayesmv.kernels`, as ``ONORMA`` takes, with as many outputs as ``Y``
+        has columns; None: a Gaussian kernel times the identity (independent outputs).
+    lam : float or sequence of float, default=0.01
+        The regularisation λ > 0; with several values, the one of least cross-validated mean
+        squared error is used (stored as ``lam_``).
+    cv : int, default=5
+        The number of cross-validation folds when ``lam`` holds several values.
+    solver : {"auto", "eigen", "cholesky", "dense", "cg"}, default="auto"
+        ``"eigen"``/``"cholesky"``: one problem per output direction in the joint eigenbasis of
+        the output matrices (they must commute); ``"dense"``/``"cg"``: the whole system by Cholesky
+        or conjugate gradients; ``"auto"``: the eigenbasis, else dense up to n·d = 4000, else CG.
+    random_state : int, numpy.random.RandomState, numpy.random.Generator or None, default=0
+        Seeds the split into cross-validation folds (the integer used is ``random_seed_``).
+    seed : int, numpy.random.RandomState, numpy.random.Generator or None, default="deprecated"
+        Deprecated alias of ``random_state``; when given it replaces ``random_state`` with a
+        ``FutureWarning``.
+
+    Attributes
+    ----------
+    dual_coef_ : ndarray of shape (n_samples, n_outputs)
+        The coefficients ``c_i`` of the training inputs.
+    X_fit_ : ndarray of shape (n_samples, n_features_in)
+        The training inputs (views concatenated).
+    lam_ : float
+        The regularisation used.
+    solver_ : str
+        The solver used, with the number of separate output groups for the eigenbasis solvers.
+    cv_results_ : dict
+        ``"lam"`` and ``"mean_squared_error"`` (summed over outputs) of each candidate; set only
+        when ``lam`` holds several values.
+    n_outputs_ : int
+        The number of outputs (columns of ``Y``).
+    n_features_in_ : int
+        Number of input features (summed over the views).
+    n_features_per_view_ : tuple of int
+        The features of each view (one entry for single-view inputs).
+    random_seed_ : int
+        The integer seed used (from ``random_state``).
+
+    See Also
+    --------
+    ONORMA : Online learning with an operator-valued kernel.
+    MONORMA : Online learning with several operator-valued kernels.
+
+    References
+    ----------
+    .. [1] J. Audiffren and H. Kadri, "Online Learning with Multiple Operator-valued Kernels",
+       arXiv:1311.0222, 2013.
+
+    Examples
+    --------
+    >>> from bayesmv import OVKRidge
+    >>> from bayesmv.datasets import make_multitask
+    >>> X, Y = make_multitask(n_samples=100, n_tasks=3, n_features=5)
+    >>> ridge = OVKRidge(lam=[1e-3, 1e-2, 1e-1], cv=3).fit(X, Y)
+    >>> ridge.predict(X[:2]).shape
+    (2, 3)
+    >>> ridge.cv_results_["mean_squared_error"].shape
+    (3,)
     """
 
     def __init__(self, kernel=None, lam=0.01, cv=5, solver="auto", random_state=0, seed=SEED_DEPRECATED):
@@ -170,8 +229,20 @@ class OVKRidge(RegressorMixin, MultiOutputMixin, PersistenceMixin, BaseEstimator
         return terms, mv
 
     def fit(self, X, Y):
-        """Solve the batch operator-valued kernel ridge problem on ``X`` and targets ``Y``; with several
-        ``lam`` values, choose one by ``cv``-fold cross-validation first. Returns ``self``.
+        """Fit the regression on ``X`` and ``Y``, choosing ``lam`` by cross-validation if needed.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or list of array-like
+            The training inputs: one 2-D array, or a list of views (one 2-D array per view, or a
+            :class:`~bayesmv.MultiViewArray`) for a multi-view kernel.
+        Y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            The real targets.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
         """
         lams = np.atleast_1d(np.asarray(self.lam, dtype=float))
         if lams.ndim != 1 or lams.size == 0:
@@ -218,7 +289,18 @@ class OVKRidge(RegressorMixin, MultiOutputMixin, PersistenceMixin, BaseEstimator
         return self
 
     def predict(self, X):
-        """Vector-valued predictions for ``X`` (a 1-D array when ``Y`` was 1-D)."""
+        """Predict the targets of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or list of array-like
+            The inputs, laid out as in :meth:`fit` (one 2-D array, or a list of views).
+
+        Returns
+        -------
+        Y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            ``f(x)`` for each row; 1-D when ``Y`` was 1-D.
+        """
         if not hasattr(self, "dual_coef_"):
             raise NotFittedError("This OVKRidge instance is not fitted yet; call 'fit' first.")
         Xa, _, _ = _prepare_inputs(X, self._multiview, self.n_features_per_view_, owner=type(self).__name__)
