@@ -183,9 +183,24 @@ class SearchCVMixin:
         return grid
 
     def fit(self, Xs, y, **fit_params):
-        """Score every candidate of the grid on the folds of ``cv``, then refit the best one on all of
-        ``Xs``, ``y``; sets ``cv_results_``, ``best_params_``, ``best_score_``, ``best_estimator_``
-        as ``GridSearchCV`` does. ``fit_params`` go to every fit. Returns ``self``.
+        """Score every candidate of the grid on the folds of ``cv``, then refit the best on all the data.
+
+        Sets ``cv_results_``, ``best_params_``, ``best_score_``, ``best_index_``,
+        ``best_estimator_`` and ``n_splits_`` as ``GridSearchCV`` does.
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_v)
+            The training views, one array per view with the same samples in the same rows.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Class labels (classifier; the folds are stratified by them) or real targets.
+        **fit_params : dict
+            Passed to every fit of the underlying estimator (e.g. ``Xs_unlabeled`` for MVL).
+
+        Returns
+        -------
+        self : object
+            The fitted search.
         """
         require_targets(self, y)
         base = self._base_estimator()
@@ -222,13 +237,37 @@ class SearchCVMixin:
         return self
 
     def predict(self, Xs):
-        """``best_estimator_.predict``."""
+        """Predict with the best candidate refitted on all the data (``best_estimator_``).
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_v)
+            The views to predict, with as many views and features as in ``fit``.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            The predicted class labels or targets.
+        """
         self._check_fitted()
         return self.best_estimator_.predict(Xs)
 
     @available_if(lambda self: hasattr(self._base, "decision_function"))
     def decision_function(self, Xs):
-        """``best_estimator_.decision_function``."""
+        """Class scores of the best candidate refitted on all the data (``best_estimator_``).
+
+        Available when the underlying estimator has ``decision_function``.
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_v)
+            The views to score, with as many views and features as in ``fit``.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            ``best_estimator_.decision_function(Xs)``.
+        """
         self._check_fitted()
         return self.best_estimator_.decision_function(Xs)
 

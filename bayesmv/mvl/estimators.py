@@ -162,62 +162,171 @@ class _MVLBase(MultiViewMixin, BaseEstimator):
         return Ks
 
     def per_view_output(self, Xs):
-        """Per-view outputs ``f^v(x) = k^v(x, X) A[v]``: array ``(n, m, d)`` (Algorithm 1 output)."""
+        """Per-view outputs ``f^v(x) = k^v(x, X) A[v]`` (the output of Algorithm 1).
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_v)
+            The views to predict, with as many views and features as in ``fit``. With
+            ``kernel="precomputed"``, the ``(n_samples, N)`` kernels against the ``N`` training
+            points (labelled, then unlabelled).
+
+        Returns
+        -------
+        outputs : ndarray of shape (n_samples, n_views, n_outputs)
+            The output of each view's function ``f^v``, before the combination ``c``.
+        """
         views = self._test_views(Xs)
         return view_outputs(self.dual_coef_, views, self.kernels_, self.X_fit_)
 
     def combined_output(self, Xs):
-        """``C f(x) = sum_v c_v f^v(x)``: array ``(n, d)``."""
+        """Combined output ``C f(x) = Σ_v c_v f^v(x)`` (eq. 52).
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_v)
+            The views to predict, with as many views and features as in ``fit``. With
+            ``kernel="precomputed"``, the ``(n_samples, N)`` kernels against the ``N`` training
+            points (labelled, then unlabelled).
+
+        Returns
+        -------
+        output : ndarray of shape (n_samples, n_outputs)
+            The per-view outputs weighted by the combination weights ``c_``.
+        """
         return np.einsum("v,nvd->nd", self.c_, self.per_view_output(Xs))
 
 
 class MVLRegressor(RegressorMixin, MultiOutputMixin, _MVLBase):
-    """MVL-LS / MVL-LS-optC regression (Algorithm 1, Theorem 10; §6 for ``optimize_c``).
+    """Multi-view learning in vector-valued RKHS: least-squares regression (MVL-LS).
+
+    Fits one function ``f^v`` per view in a vector-valued RKHS and predicts their combination
+    ``C f(x) = Σ_v c_v f^v(x)`` (Algorithm 1 and Theorem 10 of [1]_), with between-view
+    co-regularisation and within-view manifold regularisation over labelled and unlabelled
+    points. ``optimize_c`` also learns the combination (MVL-LS-optC, §6). Targets may have
+    several outputs.
 
     Parameters
     ----------
-    kernel : str, callable, ``Kernel``, ``"precomputed"`` or list of these (one per view)
-        Per-view scalar kernels ``k^v`` of ``G = diag(k^1..k^m)`` (eq. 93). RBF/Laplacian without
-        ``gamma`` use the median heuristic; ``chi2`` without ``gamma`` uses 1/median χ² distance.
-        With ``"precomputed"``, ``Xs`` are ``(N, N)`` Grams over labelled-then-unlabelled points
-        (``len(y) = l <= N``) and prediction takes ``(n_test, N)`` kernels.
-    kernel_params : dict or list of dicts
-    gamma_A : float
-        RKHS regularisation.
-    gamma_B, gamma_W : float or "auto"
-        Between-view (eq. 57) and within-view (eq. 63) regularisation. ``"auto"`` (default)
-        without unlabelled points: the value of ``SUPERVISED_MANIFOLD`` (1e-6, on the kernel graph
-        of the labelled points). With unlabelled points: that supervised fit, unless a fit that
-        uses them, with ``gamma_B`` in ``AUTO_GAMMA_B = (0, 1e-6)`` and ``gamma_W`` in
-        ``AUTO_GAMMA_W = (0, 1e-6, 1e-4, 1e-2)`` on ``graph`` (a numeric value stays fixed), beats
-        it in the exact leave-one-out of MVL-LS over the labelled points by more than one
-        standard error (:func:`mvl_ls_loo`, :func:`choose_by_loo`; correct classes for the
-        classifier, squared error for the regressor; the SVM losses use the same MVL-LS
-        criterion). So unlabelled points enter only where the labels support the graph. A
-        classifier with a single label in some class, which no leave-one-out can judge, keeps the
-        fit whose labelling of the training points has the smallest :func:`normalized_cut` on the
-        k-NN graphs of the views. Cost: up to 9 dense leave-one-out solves (a Cholesky of order
-        ``m N`` each), so with unlabelled points not with ``solver="cg"``. Fitted: ``gamma_B_``,
-        ``gamma_W_``, ``graph_`` and the table ``manifold_selection_`` (``None`` without
-        unlabelled points).
-    c : array (m,), optional
-        Combination weights (eq. 52); uniform ``1/m`` by default. With ``optimize_c`` it is the
-        starting point and its norm the sphere radius.
-    optimize_c : bool
-        Alternating minimisation over ``f`` and ``c`` on the sphere (MVL-LS-optC, §6).
-    graph : {"knn", "kernel"}
-        Within-view graph weights: the symmetric k-NN sparsification of the Gram matrices
-        (``n_neighbors``, default 3) or the Gram matrices themselves (§7.1), per view, over the
-        labelled and unlabelled training points.
-    laplacian : {"unnormalized", "normalized"}
-        ``D - W`` (§4.2) or the symmetric normalised ``D^{-1/2} (D - W) D^{-1/2}`` (scale-free:
-        spectrum in ``[0, 2]`` whatever the number of points, so one ``gamma_W`` grid fits all
-        training-set sizes).
-    laplacian_power : int
-        Use ``L^p`` per view (iterated Laplacian).
-    solver : {"auto", "dense", "cg"}
-        Dense push-through Cholesky or matrix-free CG (``auto``: CG when ``m N > 6000`` on the
-        unnormalised kernel graph, ``"auto"`` weights without unlabelled points included).
+    kernel : str, callable, Kernel or list, default="rbf"
+        The scalar kernel ``k^v`` of each view, ``G = diag(k^1, ..., k^m)`` (eq. 93): a name, a
+        callable, a :class:`bayesmv.kernels.Kernel`, or a list of these (one per view).
+        ``"precomputed"``: ``Xs`` holds Gram matrices (see :meth:`fit`).
+    kernel_params : dict, list of dict or None, default=None
+        Parameters of the kernel, one dict for every view or one per view. Without ``gamma``,
+        RBF and Laplacian kernels use the median heuristic, ``"chi2"`` 1 / median χ² distance.
+    gamma_A : float, default=1e-5
+        Weight of the RKHS norm ``||f||²`` (ridge regularisation); must be positive.
+    gamma_B : float or "auto", default="auto"
+        Weight of the between-view term (eq. 57), which pulls the views' outputs together
+        (co-regularisation). ``"auto"``: chosen from the data (see Notes).
+    gamma_W : float or "auto", default="auto"
+        Weight of the within-view manifold term (eq. 63) on the graph ``graph`` over labelled
+        and unlabelled points. ``"auto"``: chosen from the data (see Notes).
+    c : array-like of shape (n_views,) or None, default=None
+        The views' combination weights, ``C f(x) = Σ_v c_v f^v(x)`` (eq. 52); None: ``1/m``
+        each. With ``optimize_c``, the starting point, whose norm fixes the sphere's radius.
+    optimize_c : bool, default=False
+        Also learn ``c``, alternating with ``f`` on the sphere ``||c|| = const`` (MVL-LS-optC,
+        §6); only with the squared loss.
+    graph : {"knn", "kernel"}, default="knn"
+        The within-view graph of each view: its Gram matrix sparsified to the symmetric
+        ``n_neighbors``-nearest neighbours, or the Gram matrix itself (§7.1).
+    n_neighbors : int, default=3
+        Number of neighbours of each point in the ``"knn"`` graph.
+    max_iter : int, default=20
+        Maximum number of rounds of the alternating minimisation of ``optimize_c``.
+    tol : float, default=1e-4
+        The rounds of ``optimize_c`` stop once the objective changes by at most ``tol``
+        (relative) over a round.
+    solver : {"auto", "dense", "cg"}, default="auto"
+        Dense Cholesky solve, or matrix-free conjugate gradients (MVL-LS at fixed ``c`` on the
+        unnormalised ``"kernel"`` graph only). ``"auto"``: CG where it applies and ``m N > 6000``.
+    cg_tol : float, default=1e-8
+        Relative residual at which conjugate gradients stop.
+    cg_max_iter : int, default=5000
+        Maximum number of conjugate-gradient iterations.
+    laplacian : {"unnormalized", "normalized"}, default="unnormalized"
+        The graph Laplacian: ``D - W`` (§4.2) or ``D^{-1/2} (D - W) D^{-1/2}``, whose spectrum
+        lies in [0, 2] whatever the number of points (one ``gamma_W`` scale for all sizes).
+    laplacian_power : int, default=1
+        Use the iterated Laplacian ``L^p`` of each view.
+
+    Attributes
+    ----------
+    dual_coef_ : ndarray of shape (n_views, N, n_outputs)
+        The coefficients ``A`` of ``f^v(x) = k^v(x, X) A[v]`` over the ``N`` training points
+        (labelled, then unlabelled).
+    c_ : ndarray of shape (n_views,)
+        The combination weights used (learned with ``optimize_c``).
+    gamma_B_ : float
+        The between-view weight used (the choice of ``"auto"``).
+    gamma_W_ : float
+        The within-view weight used (the choice of ``"auto"``).
+    graph_ : str
+        The within-view graph used.
+    manifold_selection_ : dict of ndarray or None
+        With ``"auto"`` weights and unlabelled points, the leave-one-out table of the candidate
+        fits (``gamma_B``, ``gamma_W``, ``uses_unlabeled``, ``loo_score``, ...); else None.
+    n_labeled_ : int
+        Number of labelled training points.
+    n_unlabeled_ : int
+        Number of unlabelled training points.
+    kernels_ : tuple of callable or None
+        The per-view kernels with their parameters bound (None for ``"precomputed"``).
+    X_fit_ : list of ndarray or None
+        The training views, labelled then unlabelled points (None for ``"precomputed"``).
+    fit_trace_ : bayesmv.diagnostics.FitTrace
+        The objective (or CG residual) of the fit and whether it converged.
+    n_iter_ : int
+        Number of iterations of the solver.
+    c_history_ : ndarray of shape (n_steps, n_views)
+        The combination weights after each step (dense least squares only).
+    fit_time_ : float
+        Wall-clock seconds of the last fit.
+    n_views_ : int
+        Number of views seen in :meth:`fit`.
+    n_features_per_view_ : tuple of int
+        Number of features of each view.
+    n_features_in_ : int
+        Total number of features over the views.
+
+    See Also
+    --------
+    MVLClassifier : The classifiers of the same framework.
+    MVLRegressorCV : ``gamma_A``, ``gamma_B``, ``gamma_W`` and ``graph`` by cross-validation.
+
+    Notes
+    -----
+    ``gamma_B="auto"`` and ``gamma_W="auto"`` without unlabelled points give the supervised fit
+    of ``SUPERVISED_MANIFOLD`` (1e-6 each, kernel graph). With unlabelled points, that fit is
+    kept unless a fit that uses them, with ``gamma_B`` in ``AUTO_GAMMA_B`` and ``gamma_W`` in
+    ``AUTO_GAMMA_W`` on ``graph`` (a number given for either stays fixed), beats it in the exact
+    leave-one-out squared error of MVL-LS over the labelled points by more than one standard
+    error (:func:`bayesmv.mvl.selection.choose_by_loo`). So the unlabelled points enter only
+    where the labels support the graph. The choice takes up to 9 dense leave-one-out solves, so
+    it needs the dense solver. ``gamma_B_``, ``gamma_W_``, ``graph_`` and
+    ``manifold_selection_`` hold the outcome.
+
+    References
+    ----------
+    .. [1] H. Q. Minh, L. Bazzani and V. Murino, "A Unifying Framework in Vector-valued
+       Reproducing Kernel Hilbert Spaces for Manifold Regularization and Co-Regularized
+       Multi-view Learning", Journal of Machine Learning Research, 17(25):1-72, 2016.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv import MVLRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> Xs = [rng.normal(size=(30, 3)), rng.normal(size=(30, 2))]
+    >>> y = np.sin(Xs[0][:, 0]) + Xs[1][:, 1]
+    >>> reg = MVLRegressor(gamma_A=1e-3).fit(Xs, y)
+    >>> y_pred, per_view = reg.predict(Xs, return_views=True)
+    >>> y_pred.shape, per_view.shape
+    ((30,), (30, 2))
+    >>> reg.c_  # uniform combination weights
+    array([0.5, 0.5])
     """
 
     def __init__(
@@ -257,8 +366,26 @@ class MVLRegressor(RegressorMixin, MultiOutputMixin, _MVLBase):
         self.cg_max_iter = cg_max_iter
 
     def fit(self, Xs, y, Xs_unlabeled=None):
-        """Fit on labelled views ``Xs`` with targets ``y`` ``(l,)`` or ``(l, d)``; ``Xs_unlabeled``
-        (same views) enter only the manifold terms."""
+        """Fit MVL-LS (or MVL-LS-optC with ``optimize_c``) on labelled and unlabelled views.
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_labeled, n_features_v)
+            The labelled training views, one array per view with the same samples in the same
+            rows. With ``kernel="precomputed"``, one ``(N, N)`` Gram matrix per view over the
+            labelled points first, then the unlabelled ones (``N >= n_labeled``).
+        y : array-like of shape (n_labeled,) or (n_labeled, n_outputs)
+            The real targets of the labelled points.
+        Xs_unlabeled : list of array-like of shape (n_unlabeled, n_features_v) or None, \
+                default=None
+            Unlabelled points of the same views (semi-supervised learning); they enter only the
+            manifold terms. Leave None with ``kernel="precomputed"``.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         Y, _ = self._targets(y)
         return self._fit_core(Xs, Y, Xs_unlabeled, "squared")
 
@@ -272,7 +399,25 @@ class MVLRegressor(RegressorMixin, MultiOutputMixin, _MVLBase):
         return Y.reshape(Y.shape[0], -1), None
 
     def predict(self, Xs, return_views=False):
-        """``C f(x)`` (eq. 52); with ``return_views`` also the per-view outputs ``(n, m[, d])``."""
+        """Predict the combined output ``C f(x)`` (eq. 52).
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_v)
+            The views to predict, with as many views and features as in ``fit``. With
+            ``kernel="precomputed"``, the ``(n_samples, N)`` kernels against the ``N`` training
+            points (labelled, then unlabelled).
+        return_views : bool, default=False
+            Also return the prediction of each view.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            The predictions, shaped as the ``y`` given to ``fit``.
+        view_predictions : ndarray of shape (n_samples, n_views) or \
+                (n_samples, n_views, n_outputs)
+            Each view's prediction ``f^v(x)``; only returned when ``return_views`` is True.
+        """
         V = self.per_view_output(Xs)
         out = self._predict_from_views(V)
         return (out, V[..., 0] if self.y_1d_ else V) if return_views else out
@@ -283,14 +428,148 @@ class MVLRegressor(RegressorMixin, MultiOutputMixin, _MVLBase):
 
 
 class MVLClassifier(ClassifierMixin, _MVLBase):
-    """Multi-class multi-view classifier: MVL-LS (``loss="squared"``, ±1 one-vs-rest targets,
-    §7.1), MVL-binSVM (``"hinge"``, one-vs-all, Corollary 8) or MVL-SVM (``"simplex_hinge"``,
-    simplex coding, Theorems 6/7/13, Algorithm 2). Parameters as ``MVLRegressor`` plus ``loss``,
-    ``qp_tol`` (KKT tolerance of the box QP) and ``qp_max_iter``.
+    """Multi-view learning in vector-valued RKHS: multi-class classification (MVL-LS, MVL-SVM).
 
-    ``decision_function`` returns the class scores of the combined output ``C f(x)`` (for the
-    simplex loss ``S^T C f(x)``, eq. 82); ``per_view_decision_function`` the same per view.
-    Two classes give 1-D scores (positive means ``classes_[1]``).
+    Fits one function ``f^v`` per view in a vector-valued RKHS and scores the classes with
+    their combination ``C f(x) = Σ_v c_v f^v(x)`` [1]_, with between-view co-regularisation and
+    within-view manifold regularisation over labelled and unlabelled points. ``loss`` chooses
+    MVL-LS (least squares, Algorithm 1), MVL-binSVM or MVL-SVM (Algorithm 2).
+
+    Parameters
+    ----------
+    kernel : str, callable, Kernel or list, default="rbf"
+        The scalar kernel ``k^v`` of each view, ``G = diag(k^1, ..., k^m)`` (eq. 93): a name, a
+        callable, a :class:`bayesmv.kernels.Kernel`, or a list of these (one per view).
+        ``"precomputed"``: ``Xs`` holds Gram matrices (see :meth:`fit`).
+    kernel_params : dict, list of dict or None, default=None
+        Parameters of the kernel, one dict for every view or one per view. Without ``gamma``,
+        RBF and Laplacian kernels use the median heuristic, ``"chi2"`` 1 / median χ² distance.
+    loss : {"squared", "hinge", "simplex_hinge"}, default="squared"
+        MVL-LS on ±1 one-vs-rest targets (§7.1), MVL-binSVM (one-vs-all hinge, Corollary 8),
+        or MVL-SVM with simplex coding (Theorems 6, 7 and 13, Algorithm 2).
+    gamma_A : float, default=1e-5
+        Weight of the RKHS norm ``||f||²`` (ridge regularisation); must be positive.
+    gamma_B : float or "auto", default="auto"
+        Weight of the between-view term (eq. 57), which pulls the views' outputs together
+        (co-regularisation). ``"auto"``: chosen from the data (see Notes).
+    gamma_W : float or "auto", default="auto"
+        Weight of the within-view manifold term (eq. 63) on the graph ``graph`` over labelled
+        and unlabelled points. ``"auto"``: chosen from the data (see Notes).
+    c : array-like of shape (n_views,) or None, default=None
+        The views' combination weights, ``C f(x) = Σ_v c_v f^v(x)`` (eq. 52); None: ``1/m``
+        each. With ``optimize_c``, the starting point, whose norm fixes the sphere's radius.
+    optimize_c : bool, default=False
+        Also learn ``c``, alternating with ``f`` on the sphere ``||c|| = const`` (MVL-LS-optC,
+        §6); only with the squared loss.
+    graph : {"knn", "kernel"}, default="knn"
+        The within-view graph of each view: its Gram matrix sparsified to the symmetric
+        ``n_neighbors``-nearest neighbours, or the Gram matrix itself (§7.1).
+    n_neighbors : int, default=3
+        Number of neighbours of each point in the ``"knn"`` graph.
+    max_iter : int, default=20
+        Maximum number of rounds of the alternating minimisation of ``optimize_c``.
+    tol : float, default=1e-4
+        The rounds of ``optimize_c`` stop once the objective changes by at most ``tol``
+        (relative) over a round.
+    solver : {"auto", "dense", "cg"}, default="auto"
+        Dense Cholesky solve, or matrix-free conjugate gradients (MVL-LS at fixed ``c`` on the
+        unnormalised ``"kernel"`` graph only). ``"auto"``: CG where it applies and ``m N > 6000``.
+    cg_tol : float, default=1e-8
+        Relative residual at which conjugate gradients stop.
+    cg_max_iter : int, default=5000
+        Maximum number of conjugate-gradient iterations.
+    qp_tol : float, default=1e-7
+        Tolerance on the KKT conditions of the box-constrained QP of the SVM losses.
+    qp_max_iter : int, default=500
+        Maximum number of iterations of that QP.
+    laplacian : {"unnormalized", "normalized"}, default="unnormalized"
+        The graph Laplacian: ``D - W`` (§4.2) or ``D^{-1/2} (D - W) D^{-1/2}``, whose spectrum
+        lies in [0, 2] whatever the number of points (one ``gamma_W`` scale for all sizes).
+    laplacian_power : int, default=1
+        Use the iterated Laplacian ``L^p`` of each view.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    dual_coef_ : ndarray of shape (n_views, N, n_outputs)
+        The coefficients ``A`` of ``f^v(x) = k^v(x, X) A[v]`` over the ``N`` training points
+        (labelled, then unlabelled); ``n_outputs`` is ``n_classes``, ``n_classes - 1`` for
+        ``"simplex_hinge"`` and 1 for the hinge with two classes.
+    c_ : ndarray of shape (n_views,)
+        The combination weights used (learned with ``optimize_c``).
+    gamma_B_ : float
+        The between-view weight used (the choice of ``"auto"``).
+    gamma_W_ : float
+        The within-view weight used (the choice of ``"auto"``).
+    graph_ : str
+        The within-view graph used.
+    manifold_selection_ : dict of ndarray or None
+        With ``"auto"`` weights and unlabelled points, the leave-one-out table of the candidate
+        fits (``gamma_B``, ``gamma_W``, ``uses_unlabeled``, ``loo_score``, ...); else None.
+    n_labeled_ : int
+        Number of labelled training points.
+    n_unlabeled_ : int
+        Number of unlabelled training points.
+    kernels_ : tuple of callable or None
+        The per-view kernels with their parameters bound (None for ``"precomputed"``).
+    X_fit_ : list of ndarray or None
+        The training views, labelled then unlabelled points (None for ``"precomputed"``).
+    fit_trace_ : bayesmv.diagnostics.FitTrace
+        The objective (or CG residual) of the fit and whether it converged.
+    n_iter_ : int
+        Number of iterations of the solver.
+    dual_alpha_ : ndarray
+        The dual variables (SVM losses only).
+    c_history_ : ndarray of shape (n_steps, n_views)
+        The combination weights after each step (dense least squares only).
+    fit_time_ : float
+        Wall-clock seconds of the last fit.
+    n_views_ : int
+        Number of views seen in :meth:`fit`.
+    n_features_per_view_ : tuple of int
+        Number of features of each view.
+    n_features_in_ : int
+        Total number of features over the views.
+
+    See Also
+    --------
+    MVLRegressor : The least-squares regressor of the same framework.
+    MVLClassifierCV : ``gamma_A``, ``gamma_B``, ``gamma_W`` and ``graph`` by cross-validation.
+
+    Notes
+    -----
+    ``gamma_B="auto"`` and ``gamma_W="auto"`` without unlabelled points give the supervised fit
+    of ``SUPERVISED_MANIFOLD`` (1e-6 each, kernel graph). With unlabelled points, that fit is
+    kept unless a fit that uses them, with ``gamma_B`` in ``AUTO_GAMMA_B`` and ``gamma_W`` in
+    ``AUTO_GAMMA_W`` on ``graph`` (a number given for either stays fixed), classifies more of
+    the labelled points right in the exact leave-one-out of MVL-LS, by more than one standard
+    error (:func:`bayesmv.mvl.selection.choose_by_loo`; the SVM losses are judged by the same
+    MVL-LS criterion). So the unlabelled points enter only where the labels support the graph.
+    With a single label in some class, which no leave-one-out can judge, the fit whose
+    labelling of the training points has the smallest normalized cut on the views' k-NN graphs
+    is kept. The choice takes up to 9 dense leave-one-out solves, so it needs the dense solver.
+    ``gamma_B_``, ``gamma_W_``, ``graph_`` and ``manifold_selection_`` hold the outcome.
+
+    References
+    ----------
+    .. [1] H. Q. Minh, L. Bazzani and V. Murino, "A Unifying Framework in Vector-valued
+       Reproducing Kernel Hilbert Spaces for Manifold Regularization and Co-Regularized
+       Multi-view Learning", Journal of Machine Learning Research, 17(25):1-72, 2016.
+
+    Examples
+    --------
+    >>> from bayesmv import MVLClassifier
+    >>> from bayesmv.datasets import make_latent_views
+    >>> Xs, y = make_latent_views(n_samples=30, n_features=4, random_state=0)
+    >>> labeled, unlabeled = [X[:20] for X in Xs], [X[20:] for X in Xs]
+    >>> clf = MVLClassifier().fit(labeled, y[:20], Xs_unlabeled=unlabeled)
+    >>> clf.classes_
+    array([0, 1])
+    >>> clf.n_labeled_, clf.n_unlabeled_
+    (20, 10)
+    >>> clf.per_view_decision_function(Xs).shape  # two classes: one score per view
+    (30, 2)
     """
 
     def __init__(
@@ -336,8 +615,26 @@ class MVLClassifier(ClassifierMixin, _MVLBase):
         self.qp_max_iter = qp_max_iter
 
     def fit(self, Xs, y, Xs_unlabeled=None):
-        """Fit on labelled views ``Xs`` and labels ``y``; ``Xs_unlabeled`` enter only the
-        manifold terms (semi-supervised)."""
+        """Fit the classifier of ``loss`` on labelled and unlabelled views.
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_labeled, n_features_v)
+            The labelled training views, one array per view with the same samples in the same
+            rows. With ``kernel="precomputed"``, one ``(N, N)`` Gram matrix per view over the
+            labelled points first, then the unlabelled ones (``N >= n_labeled``).
+        y : array-like of shape (n_labeled,)
+            The class labels of the labelled points (at least two classes).
+        Xs_unlabeled : list of array-like of shape (n_unlabeled, n_features_v) or None, \
+                default=None
+            Unlabelled points of the same views (semi-supervised learning); they enter only the
+            manifold terms. Leave None with ``kernel="precomputed"``.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         if self.loss not in ("squared", "hinge", "simplex_hinge"):
             raise ValueError(f"loss={self.loss!r}; use 'squared', 'hinge' or 'simplex_hinge'")
         check_positive("qp_tol", self.qp_tol)
@@ -365,8 +662,29 @@ class MVLClassifier(ClassifierMixin, _MVLBase):
         return out
 
     def decision_function(self, Xs, return_views=False):
-        """Class scores from ``C f(x)`` ``(n, P)`` (``(n,)`` for two classes); with
-        ``return_views`` also the per-view scores ``(n, m, P)``."""
+        """Class scores of the combined output ``C f(x)``.
+
+        For ``loss="simplex_hinge"`` the scores are ``S^T C f(x)`` (eq. 82), with ``S`` the
+        simplex coding.
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_v)
+            The views to predict, with as many views and features as in ``fit``. With
+            ``kernel="precomputed"``, the ``(n_samples, N)`` kernels against the ``N`` training
+            points (labelled, then unlabelled).
+        return_views : bool, default=False
+            Also return each view's scores (as :meth:`per_view_decision_function`).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            For two classes one score per sample, positive for ``classes_[1]``; otherwise one
+            score per class, the largest giving the predicted class.
+        view_scores : ndarray of shape (n_samples, n_views) or (n_samples, n_views, n_classes)
+            The scores of each view's output ``f^v(x)``; only returned when ``return_views`` is
+            True.
+        """
         V = self.per_view_output(Xs)
         out = self._decision_from_views(V)
         return (out, self._scores(V)) if return_views else out
@@ -375,11 +693,39 @@ class MVLClassifier(ClassifierMixin, _MVLBase):
         return self._scores(np.einsum("v,nvd->nd", self.c_, V))
 
     def per_view_decision_function(self, Xs):
-        """Per-view class scores ``(n, m, P)`` (``(n, m)`` for two classes)."""
+        """Class scores of each view's output ``f^v(x)``, as :meth:`decision_function` scores
+        the combined one.
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_v)
+            The views to predict, with as many views and features as in ``fit``. With
+            ``kernel="precomputed"``, the ``(n_samples, N)`` kernels against the ``N`` training
+            points (labelled, then unlabelled).
+
+        Returns
+        -------
+        view_scores : ndarray of shape (n_samples, n_views) or (n_samples, n_views, n_classes)
+            One score per view for two classes (positive for ``classes_[1]``), else one per
+            view and class.
+        """
         return self._scores(self.per_view_output(Xs))
 
     def predict(self, Xs):
-        """Class labels for the views ``Xs``: the class of the largest combined score."""
+        """Predict class labels: the class of the largest combined score.
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_v)
+            The views to predict, with as many views and features as in ``fit``. With
+            ``kernel="precomputed"``, the ``(n_samples, N)`` kernels against the ``N`` training
+            points (labelled, then unlabelled).
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predicted class labels.
+        """
         return self._predict_from_views(self.per_view_output(Xs))
 
     def _predict_from_views(self, V):
@@ -454,21 +800,95 @@ class _MVLPathSearch(SearchCVMixin):
         return scores
 
 
-_MVL_CV_DOC = """
+class MVLRegressorCV(RegressorMixin, MultiOutputMixin, _MVLPathSearch, MultiViewMixin, BaseEstimator):
+    """MVL-LS regression with its regularisation chosen by cross-validation.
 
-    Parameters as ``{base}`` (``loss="squared"``, fixed ``c``, dense solver), plus
-    ``gamma_As``, ``gamma_Bs``, ``gamma_Ws``, ``graphs``: the grid (``gamma_Bs`` holds 1e-6 alone
-    unless given); ``cv``: folds as in ``GridSearchCV``
-    (an int gives ``{folds}``). The same choice as ``GridSearchCV({base}(solver="dense"),
-    {{"gamma_A": gamma_As, "gamma_B": gamma_Bs, "gamma_W": gamma_Ws, "graph": graphs}}, cv=cv)``
-    (tested); the speed ratio on mfeat is printed by ``benchmarks/search_cv.py``.
+    Scores every candidate of the grid on the folds of ``cv`` and refits the best on all the
+    data, with the choice that ``GridSearchCV`` would make::
+
+        GridSearchCV(MVLRegressor(solver="dense"), {"gamma_A": gamma_As, "gamma_B": gamma_Bs,
+                     "gamma_W": gamma_Ws, "graph": graphs}, cv=cv)
+
+    The fits are MVL-LS [1]_ at fixed ``c`` with the dense solver. Per fold,
+    each ``(gamma_B, gamma_W, graph)`` takes one eigendecomposition for the whole ``gamma_A``
+    grid.
+
+    Parameters
+    ----------
+    kernel : str, callable, Kernel or list, default="rbf"
+        The scalar kernel of each view, as in :class:`MVLRegressor` (not ``"precomputed"``).
+    kernel_params : dict, list of dict or None, default=None
+        Parameters of the kernel, one dict for every view or one per view.
+    gamma_As : sequence of float, default=(1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
+        The candidate values of ``gamma_A`` (RKHS norm weight).
+    gamma_Bs : sequence of float, default=(1e-6,)
+        The candidate values of ``gamma_B`` (between-view weight, eq. 57).
+    gamma_Ws : sequence of float, default=(0.0, 1e-6, 1e-4)
+        The candidate values of ``gamma_W`` (within-view weight, eq. 63).
+    graphs : sequence of {"kernel", "knn"}, default=("kernel", "knn")
+        The candidate within-view graphs (shared by the candidates with ``gamma_W = 0``, where
+        the graph does not enter the problem).
+    c : array-like of shape (n_views,) or None, default=None
+        The views' combination weights (eq. 52); None: ``1/m`` each.
+    n_neighbors : int, default=10
+        Number of neighbours of each point in the ``"knn"`` graph.
+    laplacian : {"unnormalized", "normalized"}, default="unnormalized"
+        The graph Laplacian: ``D - W`` or the symmetric normalised one.
+    laplacian_power : int, default=1
+        Use the iterated Laplacian ``L^p`` of each view.
+    cv : int, cross-validation generator or iterable, default=5
+        The folds, as in ``GridSearchCV``: an int gives that many ``KFold`` folds.
+
+    Attributes
+    ----------
+    best_params_ : dict
+        The chosen ``gamma_A``, ``gamma_B``, ``gamma_W`` and ``graph``.
+    best_score_ : float
+        Their mean test score over the folds (R²).
+    best_index_ : int
+        Their index in ``cv_results_["params"]``.
+    cv_results_ : dict of ndarray
+        The test scores of every candidate, with the keys of ``GridSearchCV.cv_results_``
+        (``params``, ``split<k>_test_score``, ``mean_test_score``, ``rank_test_score``, ...).
+    best_estimator_ : MVLRegressor
+        The best candidate refitted on all the data; ``predict`` uses it.
+    n_splits_ : int
+        The number of folds.
+    n_views_ : int
+        Number of views seen in :meth:`fit`.
+
+    See Also
+    --------
+    MVLRegressor : The estimator at fixed regularisation weights.
+
+    Notes
+    -----
+    Unlabelled views passed as ``fit(Xs, y, Xs_unlabeled=...)`` join the training data of every
+    fold, as a fit parameter of ``GridSearchCV`` would. ``benchmarks/search_cv.py`` compares its
+    time with ``GridSearchCV``'s.
+
+    References
+    ----------
+    .. [1] H. Q. Minh, L. Bazzani and V. Murino, "A Unifying Framework in Vector-valued
+       Reproducing Kernel Hilbert Spaces for Manifold Regularization and Co-Regularized
+       Multi-view Learning", Journal of Machine Learning Research, 17(25):1-72, 2016.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv import MVLRegressorCV
+    >>> rng = np.random.default_rng(0)
+    >>> Xs = [rng.normal(size=(30, 3)), rng.normal(size=(30, 2))]
+    >>> y = np.sin(Xs[0][:, 0]) + Xs[1][:, 1]
+    >>> search = MVLRegressorCV(gamma_As=(1e-5, 1e-3), gamma_Ws=(0.0,), graphs=("kernel",), cv=3)
+    >>> sorted(search.fit(Xs, y).best_params_)
+    ['gamma_A', 'gamma_B', 'gamma_W', 'graph']
+    >>> search.cv_results_["mean_test_score"].shape
+    (2,)
+    >>> search.predict(Xs).shape
+    (30,)
     """
 
-
-class MVLRegressorCV(RegressorMixin, MultiOutputMixin, _MVLPathSearch, MultiViewMixin, BaseEstimator):
-    __doc__ = "MVL-LS regression with ``(gamma_A, gamma_W, graph)`` chosen by cross-validation." + (
-        _MVL_CV_DOC.format(base="MVLRegressor", folds="KFold")
-    )
     _base = MVLRegressor
 
     def __init__(
@@ -499,9 +919,94 @@ class MVLRegressorCV(RegressorMixin, MultiOutputMixin, _MVLPathSearch, MultiView
 
 
 class MVLClassifierCV(ClassifierMixin, _MVLPathSearch, MultiViewMixin, BaseEstimator):
-    __doc__ = "MVL-LS classification with ``(gamma_A, gamma_W, graph)`` chosen by cross-validation." + (
-        _MVL_CV_DOC.format(base="MVLClassifier", folds="StratifiedKFold")
-    )
+    """MVL-LS classification with its regularisation chosen by cross-validation.
+
+    Scores every candidate of the grid on the folds of ``cv`` and refits the best on all the
+    data, with the choice that ``GridSearchCV`` would make::
+
+        GridSearchCV(MVLClassifier(solver="dense"), {"gamma_A": gamma_As, "gamma_B": gamma_Bs,
+                     "gamma_W": gamma_Ws, "graph": graphs}, cv=cv)
+
+    The fits are MVL-LS [1]_ at fixed ``c`` with the dense solver (``loss="squared"``). Per fold,
+    each ``(gamma_B, gamma_W, graph)`` takes one eigendecomposition for the whole ``gamma_A``
+    grid.
+
+    Parameters
+    ----------
+    kernel : str, callable, Kernel or list, default="rbf"
+        The scalar kernel of each view, as in :class:`MVLClassifier` (not ``"precomputed"``).
+    kernel_params : dict, list of dict or None, default=None
+        Parameters of the kernel, one dict for every view or one per view.
+    gamma_As : sequence of float, default=(1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
+        The candidate values of ``gamma_A`` (RKHS norm weight).
+    gamma_Bs : sequence of float, default=(1e-6,)
+        The candidate values of ``gamma_B`` (between-view weight, eq. 57).
+    gamma_Ws : sequence of float, default=(0.0, 1e-6, 1e-4)
+        The candidate values of ``gamma_W`` (within-view weight, eq. 63).
+    graphs : sequence of {"kernel", "knn"}, default=("kernel", "knn")
+        The candidate within-view graphs (shared by the candidates with ``gamma_W = 0``, where
+        the graph does not enter the problem).
+    c : array-like of shape (n_views,) or None, default=None
+        The views' combination weights (eq. 52); None: ``1/m`` each.
+    n_neighbors : int, default=10
+        Number of neighbours of each point in the ``"knn"`` graph.
+    laplacian : {"unnormalized", "normalized"}, default="unnormalized"
+        The graph Laplacian: ``D - W`` or the symmetric normalised one.
+    laplacian_power : int, default=1
+        Use the iterated Laplacian ``L^p`` of each view.
+    cv : int, cross-validation generator or iterable, default=5
+        The folds, as in ``GridSearchCV``: an int gives that many ``StratifiedKFold`` folds.
+
+    Attributes
+    ----------
+    best_params_ : dict
+        The chosen ``gamma_A``, ``gamma_B``, ``gamma_W`` and ``graph``.
+    best_score_ : float
+        Their mean test score over the folds (accuracy).
+    best_index_ : int
+        Their index in ``cv_results_["params"]``.
+    cv_results_ : dict of ndarray
+        The test scores of every candidate, with the keys of ``GridSearchCV.cv_results_``
+        (``params``, ``split<k>_test_score``, ``mean_test_score``, ``rank_test_score``, ...).
+    best_estimator_ : MVLClassifier
+        The best candidate refitted on all the data; ``predict`` uses it.
+    n_splits_ : int
+        The number of folds.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    n_views_ : int
+        Number of views seen in :meth:`fit`.
+
+    See Also
+    --------
+    MVLClassifier : The estimator at fixed regularisation weights.
+
+    Notes
+    -----
+    Unlabelled views passed as ``fit(Xs, y, Xs_unlabeled=...)`` join the training data of every
+    fold, as a fit parameter of ``GridSearchCV`` would. ``benchmarks/search_cv.py`` compares its
+    time with ``GridSearchCV``'s.
+
+    References
+    ----------
+    .. [1] H. Q. Minh, L. Bazzani and V. Murino, "A Unifying Framework in Vector-valued
+       Reproducing Kernel Hilbert Spaces for Manifold Regularization and Co-Regularized
+       Multi-view Learning", Journal of Machine Learning Research, 17(25):1-72, 2016.
+
+    Examples
+    --------
+    >>> from bayesmv import MVLClassifierCV
+    >>> from bayesmv.datasets import make_latent_views
+    >>> Xs, y = make_latent_views(n_samples=30, n_features=4, random_state=0)
+    >>> search = MVLClassifierCV(gamma_As=(1e-5, 1e-3), gamma_Ws=(0.0,), graphs=("kernel",), cv=3)
+    >>> sorted(search.fit(Xs, y).best_params_)
+    ['gamma_A', 'gamma_B', 'gamma_W', 'graph']
+    >>> search.classes_
+    array([0, 1])
+    >>> search.predict(Xs).shape
+    (30,)
+    """
+
     _base = MVLClassifier
     _base_fixed = {**_MVLPathSearch._base_fixed, "loss": "squared"}
 

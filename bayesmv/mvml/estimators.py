@@ -94,8 +94,21 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
         )
 
     def fit(self, Xs, y):
-        """Learn the metric and the coefficients from the views ``Xs`` (kernels with
-        ``kernel="precomputed"``) and the class labels or real targets ``y``; returns ``self``."""
+        """Learn the metric, the view weights and the coefficients (Algorithm 1).
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_v)
+            The training views, one array per view with the same samples in the same rows. With
+            ``kernel="precomputed"``, one ``(n_samples, n_samples)`` Gram matrix per view.
+        y : array-like of shape (n_samples,)
+            Class labels (classifier) or real targets (regressor).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         Xs, y = self._validate_fit(Xs, y)
         Y = self._targets(y)
         mu0, kernels, params = self._check_params(len(Xs))
@@ -106,7 +119,19 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
         return self
 
     def predict(self, Xs):
-        """Class labels (classifier) or real predictions (regressor) for the views ``Xs``."""
+        """Predict class labels (classifier) or real targets (regressor).
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_v)
+            The views to predict, with as many views and features as in ``fit``. With
+            ``kernel="precomputed"``, the ``(n_samples, n_train)`` test-vs-training kernels.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predicted class labels or targets.
+        """
         return self._predict_from_decision(self._decision(Xs))
 
     def _solver(self, U):
@@ -119,50 +144,133 @@ class _MVMLBase(MultiViewMixin, BaseEstimator):
         return decision_values(self._test_features(self._validate_predict(Xs)), self.g_, self.weights_)
 
     def plot_metric(self, ax=None, output=0, view_names=None, log=True):
-        """Plot the learned metric's block structure (|Ã|, view-pair grid; the paper's Figure 3)."""
+        """Plot the learned metric ``|Ã|`` with its grid of view-pair blocks (the paper's Figure 3).
+
+        Needs matplotlib.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes or None, default=None
+            The axes to draw in; None opens a new figure.
+        output : int, default=0
+            The one-vs-rest problem whose metric to show, when there are more than two classes
+            (``A_`` then holds one metric per class); ignored otherwise.
+        view_names : list of str or None, default=None
+            Tick labels of the views; None gives ``"view 0"``, ``"view 1"``, ...
+        log : bool, default=True
+            Logarithmic colour scale, which shows small off-diagonal blocks.
+
+        Returns
+        -------
+        ax : matplotlib.axes.Axes
+            The axes with the image.
+        """
         self._check_fitted()
         A = self.A_ if self.A_.ndim == 2 else self.A_[output]
         return plot_metric(A, self.n_views_, ax=ax, view_names=view_names, log=log)
 
 
 class MVMLClassifier(ClassifierMixin, _MVMLBase):
-    """MVML classifier (binary, or one-vs-rest for several classes) — Huusari, Kadri & Capponi 2018, Algorithm 1.
+    """Multi-view metric learning classifier (MVML).
+
+    Learns a kernel classifier on several views together with a metric ``A`` that weighs the
+    views and their pairs (Algorithm 1 of [1]_), with the square loss on ±1 targets. Two
+    classes give one problem; more give one one-vs-rest problem per class.
 
     Parameters
     ----------
-    lmbda : float > 0
-        λ, weight of ``<g, Ã⁺ g>`` (eq. 7).
-    eta : float
-        η, weight of ``||Ã||_F²`` (learn) or of the group lasso (sparse).
-    kernel : str, callable, list (one per view) or ``"precomputed"``
-        Per-view scalar kernels (``bayesmv.kernels.get_kernel`` names). With ``"precomputed"``,
-        ``fit`` takes ``n x n`` Gram matrices and ``predict`` the ``m x n`` test-vs-train kernels.
-    kernel_params : dict or list of dicts
-        Kernel parameters (e.g. ``{"gamma": 0.1}``); RBF's default γ is ``1/n_features``.
-    nystrom : float in (0, 1] or int
-        Block-Nyström level (fraction of samples or landmark count ``p``). ``p = n`` runs the
-        exact full path (Algorithm 1a); ``p < n`` Algorithm 1b.
-    metric : {"learn", "sparse", "cov", "identity"}
-        Learned ``A`` (eq. 9/16), block-sparse ``A`` (eq. 12/18), fixed MVML_Cov, fixed MVML_I.
-    learn_weights : bool
-        Learn the view weights ``w`` (eq. 10/17); otherwise ``w = 1/V``.
-    max_iter : int
-        Number of A-steps (outer iterations of Algorithm 1; the reference's ``n_loops``).
-    tol : float
-        Stop when the relative objective decrease falls below ``tol``.
-    random_state : int, RandomState, Generator or None
-        Seed of the shared Nyström sample ordering (the int used is ``random_seed_``); ``seed``
-        is its deprecated old name.
-    step_size : float, optional
-        Initial A-step size ``μ0`` (default ``0.5``, or ``0.45/η`` for ``η >= 1``); ``μ0 η < ½``.
+    lmbda : float, default=0.1
+        Regularisation weight λ of the term ``<g, Ã⁺ g>`` of the objective (eq. 7); must be
+        positive. Larger values give smoother predictors.
+    eta : float, default=1.0
+        Weight η of the metric's penalty: ``||Ã||_F²`` for ``metric="learn"``, the group lasso
+        over view pairs for ``"sparse"`` (must then be positive); unused by the fixed metrics.
+    kernel : str, callable or list, default="rbf"
+        The scalar kernel of each view: a name known to :func:`bayesmv.kernels.get_kernel`, a
+        callable ``k(X, Y)``, or a list of these (one per view). ``"precomputed"``: ``Xs`` holds
+        Gram matrices (see :meth:`fit` and :meth:`predict`).
+    kernel_params : dict, list of dict or None, default=None
+        Parameters of the kernel (e.g. ``{"gamma": 0.1}``): one dict for every view or one per
+        view. The RBF kernel's default ``gamma`` is ``1 / n_features`` of the view.
+    nystrom : float or int, default=1.0
+        Block-Nyström level: a fraction in (0, 1] of the training samples or a number of
+        landmarks ``p``. ``p = n`` solves the exact problem (Algorithm 1a); ``p < n`` the
+        block-Nyström approximation (Algorithm 1b, §3.5), which is cheaper for large ``n``.
+    metric : {"learn", "sparse", "cov", "identity"}, default="learn"
+        The metric ``A`` between views: learned (eq. 9/16), learned block-sparse (eq. 12/18), or
+        fixed as in the paper's baselines MVML_Cov (``"cov"``) and MVML_I (``"identity"``).
+    learn_weights : bool, default=False
+        Learn the view weights ``w`` (eq. 10/17); otherwise every view weighs ``1/V``.
+    max_iter : int, default=6
+        Maximum number of outer iterations of Algorithm 1 (metric and weight updates); 0 keeps
+        the starting metric.
+    tol : float, default=1e-4
+        Stop early once an iteration decreases the objective by less than ``tol`` times its
+        value.
+    random_state : int, RandomState instance, Generator or None, default=0
+        Draws the Nyström landmarks (one set shared by the views). Pass an int for reproducible
+        fits; the int used is stored in ``random_seed_``.
+    step_size : float or None, default=None
+        Initial step size ``μ0`` of the metric updates. None: 0.5, or ``0.45 / η`` when
+        ``η >= 1``. With ``metric="learn"``, ``μ0 η < 1/2`` keeps ``A`` positive definite (eq. 9).
+    seed : int, RandomState instance, Generator or None, optional
+        Deprecated alias of ``random_state``; setting it warns with a ``FutureWarning``.
 
     Attributes
     ----------
-    A_ : metric ``Ã`` (``Vq x Vq``; ``q = n`` on the full path, where ``Ã = A``), one per class
-        for more than two classes. ``g_``, ``weights_``: solution and view weights.
-    block_norms_ : Frobenius norms of the view-pair blocks of ``A_``.
-    fit_trace_ : ``bayesmv.diagnostics.FitTrace`` with the objective per iteration.
-    classes_ : the class labels.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    A_ : ndarray of shape (V*q, V*q) or (n_classes, V*q, V*q)
+        The metric ``Ã`` in feature space, view-major (``q = n`` without Nyström, where
+        ``Ã = A``); one per class for more than two classes, as are ``g_``, ``weights_``, ...
+    g_ : ndarray of shape (V*q,) or (n_classes, ...)
+        The coefficients of the predictor.
+    weights_ : ndarray of shape (V,) or (n_classes, ...)
+        The view weights ``w``.
+    block_norms_ : ndarray of shape (V, V) or (n_classes, ...)
+        Frobenius norms of the view-pair blocks of ``A_``.
+    n_iter_ : int
+        Number of iterations run.
+    fit_trace_ : bayesmv.diagnostics.FitTrace
+        The objective per iteration (summed over the outputs) and whether the fit converged;
+        ``fit_traces_`` holds one trace per output.
+    solver_form_ : {"dual", "primal"}
+        The form of the problem solved (dual when ``n <= V q``).
+    n_landmarks_ : int
+        The number of landmarks ``q`` (``n`` without Nyström); ``landmarks_`` holds their
+        indices in the training set.
+    random_seed_ : int
+        The integer seed drawn from ``random_state``.
+    n_views_ : int
+        Number of views seen in :meth:`fit`.
+    n_features_per_view_ : tuple of int
+        Number of features of each view.
+    n_features_in_ : int
+        Total number of features over the views.
+
+    See Also
+    --------
+    MVMLRegressor : The same model for real targets.
+    MVMLClassifierCV : ``lmbda`` and ``eta`` chosen by cross-validation.
+
+    References
+    ----------
+    .. [1] R. Huusari, H. Kadri and C. Capponi, "Multi-view Metric Learning in Vector-valued
+       Kernel Spaces", Proceedings of the 21st International Conference on Artificial
+       Intelligence and Statistics (AISTATS), 2018, arXiv:1803.07821.
+
+    Examples
+    --------
+    >>> from bayesmv import MVMLClassifier
+    >>> from bayesmv.datasets import make_mvml_toy
+    >>> Xs, y = make_mvml_toy(n_samples=40, random_state=0)
+    >>> clf = MVMLClassifier(lmbda=0.1, max_iter=3).fit(Xs, y)
+    >>> clf.classes_
+    array([0, 1])
+    >>> clf.predict([X[:3] for X in Xs]).shape
+    (3,)
+    >>> clf.A_.shape  # two views of 40 training points
+    (80, 80)
     """
 
     def _targets(self, y):
@@ -171,7 +279,19 @@ class MVMLClassifier(ClassifierMixin, _MVMLBase):
         return one_vs_rest_targets(codes, len(self.classes_))
 
     def decision_function(self, Xs):
-        """Scores ``Σ_v w_v U_v(x) g_v``: ``(m,)`` for two classes (> 0 means ``classes_[1]``), else ``(m, C)``."""
+        """Class scores ``Σ_v w_v U_v(x) g_v`` of the views ``Xs``.
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_v)
+            The views to score, as in :meth:`predict`.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            For two classes one score per sample, positive for ``classes_[1]``; otherwise one
+            one-vs-rest score per class, the largest giving the predicted class.
+        """
         return self._class_scores(self._decision(Xs))
 
     def _class_scores(self, F):
@@ -182,7 +302,104 @@ class MVMLClassifier(ClassifierMixin, _MVMLBase):
 
 
 class MVMLRegressor(RegressorMixin, _MVMLBase):
-    """MVML regressor (square loss, eq. 7) — same parameters and attributes as ``MVMLClassifier``."""
+    """Multi-view metric learning regressor (MVML).
+
+    Learns a kernel regressor on several views together with a metric ``A`` that weighs the
+    views and their pairs (Algorithm 1 of [1]_), with the square loss (eq. 7).
+
+    Parameters
+    ----------
+    lmbda : float, default=0.1
+        Regularisation weight λ of the term ``<g, Ã⁺ g>`` of the objective (eq. 7); must be
+        positive. Larger values give smoother predictors.
+    eta : float, default=1.0
+        Weight η of the metric's penalty: ``||Ã||_F²`` for ``metric="learn"``, the group lasso
+        over view pairs for ``"sparse"`` (must then be positive); unused by the fixed metrics.
+    kernel : str, callable or list, default="rbf"
+        The scalar kernel of each view: a name known to :func:`bayesmv.kernels.get_kernel`, a
+        callable ``k(X, Y)``, or a list of these (one per view). ``"precomputed"``: ``Xs`` holds
+        Gram matrices (see :meth:`fit` and :meth:`predict`).
+    kernel_params : dict, list of dict or None, default=None
+        Parameters of the kernel (e.g. ``{"gamma": 0.1}``): one dict for every view or one per
+        view. The RBF kernel's default ``gamma`` is ``1 / n_features`` of the view.
+    nystrom : float or int, default=1.0
+        Block-Nyström level: a fraction in (0, 1] of the training samples or a number of
+        landmarks ``p``. ``p = n`` solves the exact problem (Algorithm 1a); ``p < n`` the
+        block-Nyström approximation (Algorithm 1b, §3.5), which is cheaper for large ``n``.
+    metric : {"learn", "sparse", "cov", "identity"}, default="learn"
+        The metric ``A`` between views: learned (eq. 9/16), learned block-sparse (eq. 12/18), or
+        fixed as in the paper's baselines MVML_Cov (``"cov"``) and MVML_I (``"identity"``).
+    learn_weights : bool, default=False
+        Learn the view weights ``w`` (eq. 10/17); otherwise every view weighs ``1/V``.
+    max_iter : int, default=6
+        Maximum number of outer iterations of Algorithm 1 (metric and weight updates); 0 keeps
+        the starting metric.
+    tol : float, default=1e-4
+        Stop early once an iteration decreases the objective by less than ``tol`` times its
+        value.
+    random_state : int, RandomState instance, Generator or None, default=0
+        Draws the Nyström landmarks (one set shared by the views). Pass an int for reproducible
+        fits; the int used is stored in ``random_seed_``.
+    step_size : float or None, default=None
+        Initial step size ``μ0`` of the metric updates. None: 0.5, or ``0.45 / η`` when
+        ``η >= 1``. With ``metric="learn"``, ``μ0 η < 1/2`` keeps ``A`` positive definite (eq. 9).
+    seed : int, RandomState instance, Generator or None, optional
+        Deprecated alias of ``random_state``; setting it warns with a ``FutureWarning``.
+
+    Attributes
+    ----------
+    A_ : ndarray of shape (V*q, V*q)
+        The metric ``Ã`` in feature space, view-major (``q = n`` without Nyström, where
+        ``Ã = A``).
+    g_ : ndarray of shape (V*q,)
+        The coefficients of the predictor.
+    weights_ : ndarray of shape (V,)
+        The view weights ``w``.
+    block_norms_ : ndarray of shape (V, V)
+        Frobenius norms of the view-pair blocks of ``A_``.
+    n_iter_ : int
+        Number of iterations run.
+    fit_trace_ : bayesmv.diagnostics.FitTrace
+        The objective per iteration (summed over the outputs) and whether the fit converged;
+        ``fit_traces_`` holds one trace per output.
+    solver_form_ : {"dual", "primal"}
+        The form of the problem solved (dual when ``n <= V q``).
+    n_landmarks_ : int
+        The number of landmarks ``q`` (``n`` without Nyström); ``landmarks_`` holds their
+        indices in the training set.
+    random_seed_ : int
+        The integer seed drawn from ``random_state``.
+    n_views_ : int
+        Number of views seen in :meth:`fit`.
+    n_features_per_view_ : tuple of int
+        Number of features of each view.
+    n_features_in_ : int
+        Total number of features over the views.
+
+    See Also
+    --------
+    MVMLClassifier : The same model for class labels.
+    MVMLRegressorCV : ``lmbda`` and ``eta`` chosen by cross-validation.
+
+    References
+    ----------
+    .. [1] R. Huusari, H. Kadri and C. Capponi, "Multi-view Metric Learning in Vector-valued
+       Kernel Spaces", Proceedings of the 21st International Conference on Artificial
+       Intelligence and Statistics (AISTATS), 2018, arXiv:1803.07821.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv import MVMLRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> Xs = [rng.normal(size=(30, 3)), rng.normal(size=(30, 2))]
+    >>> y = np.sin(Xs[0][:, 0]) + Xs[1][:, 1]
+    >>> reg = MVMLRegressor(max_iter=3).fit(Xs, y)
+    >>> reg.predict(Xs).shape
+    (30,)
+    >>> reg.weights_  # learn_weights=False: equal weights
+    array([0.5, 0.5])
+    """
 
     @staticmethod
     def _targets(y):
@@ -228,19 +445,90 @@ class _MVMLSearch(SearchCVMixin):
         )
 
 
-_MVML_CV_DOC = """
+class MVMLRegressorCV(RegressorMixin, _MVMLSearch, MultiViewMixin, BaseEstimator):
+    """MVML regression with ``lmbda`` and ``eta`` chosen by cross-validation.
 
-    Parameters as ``{base}`` (without ``lmbda``, ``eta``), plus ``lmbdas``, ``etas``: the grid;
-    ``cv``: folds as in ``GridSearchCV`` (an int gives ``{folds}``). The same choice as
-    ``GridSearchCV({base}(), {{"lmbda": lmbdas, "eta": etas}}, cv=cv)`` (tested); the speed ratio
-    on mfeat is printed by ``benchmarks/search_cv.py``.
+    Scores every ``(lmbda, eta)`` pair of the grid on the folds of ``cv`` and refits the best
+    on all the data, as ``GridSearchCV(MVMLRegressor(), {"lmbda": lmbdas, "eta": etas}, cv=cv)``
+    would, with the same choice. Each fold's kernels (or Nyström features) and the starting point
+    of Algorithm 1 of [1]_ are computed once and shared by every candidate.
+
+    Parameters
+    ----------
+    lmbdas : sequence of float, default=(1e-3, 1e-2, 0.1, 1.0)
+        The candidate values of ``lmbda`` (λ, eq. 7).
+    etas : sequence of float, default=(0.1, 1.0, 10.0)
+        The candidate values of ``eta`` (η, the metric's penalty weight).
+    kernel : str, callable or list, default="rbf"
+        The scalar kernel of each view, as in :class:`MVMLRegressor`.
+    kernel_params : dict, list of dict or None, default=None
+        Parameters of the kernel, one dict for every view or one per view.
+    nystrom : float or int, default=1.0
+        Block-Nyström level: a fraction in (0, 1] of the training samples or a number of
+        landmarks (1.0: the exact problem).
+    metric : {"learn", "sparse", "cov", "identity"}, default="learn"
+        The metric between views: learned, learned block-sparse, or fixed (MVML_Cov, MVML_I).
+    learn_weights : bool, default=False
+        Learn the view weights; otherwise every view weighs ``1/V``.
+    max_iter : int, default=6
+        Maximum number of outer iterations of Algorithm 1 per fit.
+    tol : float, default=1e-4
+        Relative decrease of the objective below which a fit stops.
+    random_state : int, RandomState instance, Generator or None, default=0
+        Draws the Nyström landmarks; pass an int for reproducible fits.
+    step_size : float or None, default=None
+        Initial step size ``μ0`` of the metric updates; None: chosen from each ``eta``.
+    cv : int, cross-validation generator or iterable, default=5
+        The folds, as in ``GridSearchCV``: an int gives that many ``KFold`` folds.
+
+    Attributes
+    ----------
+    best_params_ : dict
+        The chosen ``lmbda`` and ``eta``.
+    best_score_ : float
+        Their mean test score over the folds (R²).
+    best_index_ : int
+        Their index in ``cv_results_["params"]``.
+    cv_results_ : dict of ndarray
+        The test scores of every candidate, with the keys of ``GridSearchCV.cv_results_``
+        (``params``, ``split<k>_test_score``, ``mean_test_score``, ``rank_test_score``, ...).
+    best_estimator_ : MVMLRegressor
+        The best candidate refitted on all the data; ``predict`` uses it.
+    n_splits_ : int
+        The number of folds.
+    n_views_ : int
+        Number of views seen in :meth:`fit`.
+
+    See Also
+    --------
+    MVMLRegressor : The estimator at fixed ``lmbda`` and ``eta``.
+
+    Notes
+    -----
+    ``benchmarks/search_cv.py`` compares its time with ``GridSearchCV``'s.
+
+    References
+    ----------
+    .. [1] R. Huusari, H. Kadri and C. Capponi, "Multi-view Metric Learning in Vector-valued
+       Kernel Spaces", Proceedings of the 21st International Conference on Artificial
+       Intelligence and Statistics (AISTATS), 2018, arXiv:1803.07821.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv import MVMLRegressorCV
+    >>> rng = np.random.default_rng(0)
+    >>> Xs = [rng.normal(size=(30, 3)), rng.normal(size=(30, 2))]
+    >>> y = np.sin(Xs[0][:, 0]) + Xs[1][:, 1]
+    >>> search = MVMLRegressorCV(lmbdas=(0.01, 0.1), etas=(1.0,), max_iter=3, cv=3).fit(Xs, y)
+    >>> sorted(search.best_params_)
+    ['eta', 'lmbda']
+    >>> search.cv_results_["mean_test_score"].shape
+    (2,)
+    >>> search.predict(Xs).shape
+    (30,)
     """
 
-
-class MVMLRegressorCV(RegressorMixin, _MVMLSearch, MultiViewMixin, BaseEstimator):
-    __doc__ = "MVML regression with ``(lmbda, eta)`` chosen by cross-validation." + _MVML_CV_DOC.format(
-        base="MVMLRegressor", folds="KFold"
-    )
     _base = MVMLRegressor
 
     def __init__(
@@ -273,9 +561,89 @@ class MVMLRegressorCV(RegressorMixin, _MVMLSearch, MultiViewMixin, BaseEstimator
 
 
 class MVMLClassifierCV(ClassifierMixin, _MVMLSearch, MultiViewMixin, BaseEstimator):
-    __doc__ = "MVML classification with ``(lmbda, eta)`` chosen by cross-validation." + _MVML_CV_DOC.format(
-        base="MVMLClassifier", folds="StratifiedKFold"
-    )
+    """MVML classification with ``lmbda`` and ``eta`` chosen by cross-validation.
+
+    Scores every ``(lmbda, eta)`` pair of the grid on the folds of ``cv`` and refits the best
+    on all the data, as ``GridSearchCV(MVMLClassifier(), {"lmbda": lmbdas, "eta": etas}, cv=cv)``
+    would, with the same choice. Each fold's kernels (or Nyström features) and the starting point
+    of Algorithm 1 of [1]_ are computed once and shared by every candidate.
+
+    Parameters
+    ----------
+    lmbdas : sequence of float, default=(1e-3, 1e-2, 0.1, 1.0)
+        The candidate values of ``lmbda`` (λ, eq. 7).
+    etas : sequence of float, default=(0.1, 1.0, 10.0)
+        The candidate values of ``eta`` (η, the metric's penalty weight).
+    kernel : str, callable or list, default="rbf"
+        The scalar kernel of each view, as in :class:`MVMLClassifier`.
+    kernel_params : dict, list of dict or None, default=None
+        Parameters of the kernel, one dict for every view or one per view.
+    nystrom : float or int, default=1.0
+        Block-Nyström level: a fraction in (0, 1] of the training samples or a number of
+        landmarks (1.0: the exact problem).
+    metric : {"learn", "sparse", "cov", "identity"}, default="learn"
+        The metric between views: learned, learned block-sparse, or fixed (MVML_Cov, MVML_I).
+    learn_weights : bool, default=False
+        Learn the view weights; otherwise every view weighs ``1/V``.
+    max_iter : int, default=6
+        Maximum number of outer iterations of Algorithm 1 per fit.
+    tol : float, default=1e-4
+        Relative decrease of the objective below which a fit stops.
+    random_state : int, RandomState instance, Generator or None, default=0
+        Draws the Nyström landmarks; pass an int for reproducible fits.
+    step_size : float or None, default=None
+        Initial step size ``μ0`` of the metric updates; None: chosen from each ``eta``.
+    cv : int, cross-validation generator or iterable, default=5
+        The folds, as in ``GridSearchCV``: an int gives that many ``StratifiedKFold`` folds.
+
+    Attributes
+    ----------
+    best_params_ : dict
+        The chosen ``lmbda`` and ``eta``.
+    best_score_ : float
+        Their mean test score over the folds (accuracy).
+    best_index_ : int
+        Their index in ``cv_results_["params"]``.
+    cv_results_ : dict of ndarray
+        The test scores of every candidate, with the keys of ``GridSearchCV.cv_results_``
+        (``params``, ``split<k>_test_score``, ``mean_test_score``, ``rank_test_score``, ...).
+    best_estimator_ : MVMLClassifier
+        The best candidate refitted on all the data; ``predict`` uses it.
+    n_splits_ : int
+        The number of folds.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    n_views_ : int
+        Number of views seen in :meth:`fit`.
+
+    See Also
+    --------
+    MVMLClassifier : The estimator at fixed ``lmbda`` and ``eta``.
+
+    Notes
+    -----
+    ``benchmarks/search_cv.py`` compares its time with ``GridSearchCV``'s.
+
+    References
+    ----------
+    .. [1] R. Huusari, H. Kadri and C. Capponi, "Multi-view Metric Learning in Vector-valued
+       Kernel Spaces", Proceedings of the 21st International Conference on Artificial
+       Intelligence and Statistics (AISTATS), 2018, arXiv:1803.07821.
+
+    Examples
+    --------
+    >>> from bayesmv import MVMLClassifierCV
+    >>> from bayesmv.datasets import make_latent_views
+    >>> Xs, y = make_latent_views(n_samples=30, n_features=4, random_state=0)
+    >>> search = MVMLClassifierCV(lmbdas=(0.01, 0.1), etas=(1.0,), max_iter=3, cv=3).fit(Xs, y)
+    >>> sorted(search.best_params_)
+    ['eta', 'lmbda']
+    >>> search.classes_
+    array([0, 1])
+    >>> search.predict(Xs).shape
+    (30,)
+    """
+
     _base = MVMLClassifier
 
     __init__ = MVMLRegressorCV.__init__
