@@ -53,7 +53,7 @@ def test_estimator_defaults_are_the_configs():
 
 def test_every_setting_has_one_constraint_and_the_defaults_meet_them():
     fields = {f.name for cls in (M3LAKPriors, M3LAKSampler, M3LAKConfig) for f in dataclasses.fields(cls)}
-    run = {"num_warmup", "num_samples", "num_chains", "chain_method", "standardize"}
+    run = {"num_warmup", "num_samples", "num_chains", "chain_method", "progress_bar", "standardize"}
     assert fields - {"priors", "sampler"} | run == set(CONSTRAINTS)
     M3LAKConfig().validate()
     M3LAKConfig.paper().validate()

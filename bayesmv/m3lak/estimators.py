@@ -87,6 +87,9 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         How the chains run: in worker processes, one per CPU (in this process where there is
         one CPU or one chain, on an accelerator, or with sharded data); one after another; as
         one vectorised program; or one per JAX device (``docs/scaling.md``).
+    progress_bar : bool, default=True
+        Show one bar per chain with the sweeps done (warm-up, then sampling), also for chains in
+        worker processes. The draws are the same without it.
     random_state : int, numpy.random.RandomState, numpy.random.Generator or None, default=0
         Fixes the fit and the predictive draws: the same int gives the same predictions (where
         ``"processes"`` and ``"sequential"`` run on one CPU per process).
@@ -171,6 +174,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         num_samples=2000,
         num_chains=4,
         chain_method="processes",
+        progress_bar=True,
         random_state=0,
         standardize=True,
         priors=None,
@@ -194,6 +198,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         self.num_samples = num_samples
         self.num_chains = num_chains
         self.chain_method = chain_method
+        self.progress_bar = progress_bar
         self.random_state = random_state
         self.standardize = standardize
         self.priors = priors

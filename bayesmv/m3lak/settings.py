@@ -36,7 +36,7 @@ LEGACY_PARAMETERS = {
 }
 #: The estimator's own parameters that the model's config does not hold (how long and how the
 #: chains run, what the user sees, the views' scaling).
-RUN_PARAMETERS = ("num_warmup", "num_samples", "num_chains", "chain_method", "standardize")
+RUN_PARAMETERS = ("num_warmup", "num_samples", "num_chains", "chain_method", "progress_bar", "standardize")
 #: The estimator's parameters that are the model config's own fields.
 MODEL_PARAMETERS = ("n_latent", "n_frequencies", "C", "likelihood", "spectral_prior", "noise")
 
@@ -111,14 +111,14 @@ def sharding_kwargs(mesh, shard_data):
 
 def run_options(params):
     """``run_m3lak`` keywords shared by every one-vs-rest problem's chains: warm-up length, number
-    of chains and how they run, the sharding; DP truncation reported by the estimator rather
-    than raised."""
+    of chains and how they run, the progress bars, the sharding; DP truncation reported by the
+    estimator rather than raised."""
     sampler = resolved(params, "sampler")
     return dict(
         num_warmup=int(params["num_warmup"]),
         num_chains=int(params["num_chains"]),
         chain_method=params["chain_method"],
-        progress_bar=False,
+        progress_bar=bool(params["progress_bar"]),
         on_dp_overflow="ignore",
         **sharding_kwargs(sampler.mesh, sampler.shard_data),
     )

@@ -120,6 +120,7 @@ CONSTRAINTS = {
         lambda x: x in ("processes", "sequential", "vectorized", "parallel"),
         "one of ('processes', 'sequential', 'vectorized', 'parallel')",
     ),
+    "progress_bar": (lambda x: isinstance(x, (bool, np.bool_)), "True or False"),
     "standardize": (lambda x: isinstance(x, (bool, np.bool_)), "True or False"),
 }
 

@@ -19,6 +19,7 @@ from ...datasets._validation import SEED_DEPRECATED, check_random_seed
 from ...models.m3lak import M3LAKConfig
 from .._threads import pin_to_one_cpu, single_threaded_blas
 from .kernel import M3LAKKernel
+from .progress import ChainProgress, FileReport
 from .state import (
     BLOCK_NAMES,
     DPCapacityError,
@@ -46,6 +47,10 @@ class _RunSettings(NamedTuple):  # the static part of one run (hashable: a jit c
 
 # At most this many calls of the draw program per chain and run (each call costs a dispatch).
 _MAX_CHUNKS = 64
+# Chunks are split further, down to _MIN_CHUNK sweeps, until a chain takes about _PROGRESS_CALLS
+# calls: the progress bars move after each call (a loop of any length >= 2 draws the same numbers).
+_PROGRESS_CALLS = 20
+_MIN_CHUNK = 10
 #: The per-draw sampler statistics every run collects (``M3LAKPosterior.extra_stats``).
 EXTRA_FIELDS = (
     "accept_prob_H",
@@ -121,16 +126,20 @@ def _clear_compiled_chains():
 
 
 def _chunk_length(settings: _RunSettings):
-    """Sweeps per call of the one compiled draw program: ``gcd(num_warmup, num_samples)``, so that
-    the warm-up, the draws and a continuation by ``num_samples`` share one executable (one
-    compile of the sweep per fit). With thinning, a gcd of 1 (XLA compiles a one-sweep loop
-    differently, so draws would differ from one ``MCMC.run`` by rounding, which the chain then
-    amplifies), or more than ``_MAX_CHUNKS`` calls (e.g. 301 + 200 sweeps): ``num_samples``,
-    and the warm-up runs as one chunk of ``num_warmup`` sweeps, a second program."""
-    length = math.gcd(settings.num_warmup, settings.num_samples)
-    calls = (settings.num_warmup + settings.num_samples) // length
-    chunked = settings.thinning == 1 and length >= 2 and calls <= _MAX_CHUNKS
-    return length if chunked else settings.num_samples
+    """Sweeps per call of the one compiled draw program: a divisor of ``gcd(num_warmup,
+    num_samples)``, so that the warm-up, the draws and a continuation by ``num_samples`` share one
+    executable (one compile of the sweep per fit); the smallest of at least ``_MIN_CHUNK`` sweeps
+    that keeps a chain within ``_PROGRESS_CALLS`` calls (the progress bars move after each
+    call), else the gcd. With thinning, a gcd of 1 (XLA compiles a one-sweep loop differently, so
+    draws would differ from one ``MCMC.run`` by rounding, which the chain then amplifies), or
+    more than ``_MAX_CHUNKS`` calls (e.g. 301 + 200 sweeps): ``num_samples``, and the warm-up
+    runs as one chunk of ``num_warmup`` sweeps, a second program."""
+    gcd = math.gcd(settings.num_warmup, settings.num_samples)
+    sweeps = settings.num_warmup + settings.num_samples
+    if not (settings.thinning == 1 and gcd >= 2 and sweeps // gcd <= _MAX_CHUNKS):
+        return settings.num_samples
+    divisors = [d for d in range(_MIN_CHUNK, gcd + 1) if gcd % d == 0 and sweeps // d <= _PROGRESS_CALLS]
+    return divisors[0] if divisors else gcd
 
 
 def _draw_calls(settings: _RunSettings, warm_up):
@@ -148,24 +157,32 @@ def _draw_calls(settings: _RunSettings, warm_up):
     return warm, [chunk] * (settings.num_samples // length)
 
 
-def _chunked_chain(settings: _RunSettings, init, draw, state, warm_up, axis):
+def _chunked_chain(settings: _RunSettings, init, draw, state, warm_up, axis, report=None):
     """Warm-up (when ``warm_up``) and draws as the calls of ``draw`` that :func:`_draw_calls`
-    lists. Each call continues the previous state, so the draws equal one ``MCMC.run``. Draws
-    are joined on the host along ``axis``. Returns ``(samples, extra, last_state)``."""
+    lists. Each call continues the previous state, so the draws equal one ``MCMC.run``; after each,
+    ``report`` (if given) is called with the sweeps done. Draws are joined on the host along
+    ``axis``. Returns ``(samples, extra, last_state)``."""
     warm, draws = _draw_calls(settings, warm_up)
     if warm_up:
         state = init(state)
+    done = 0
     for call in warm:
         state = draw(call, state)[2]
+        done += call.num_samples
+        if report is not None:
+            report(done)
     parts = []
     for call in draws:
         samples, extra, state = draw(call, state)
         parts.append((samples, extra))
+        done += call.num_samples
+        if report is not None:
+            report(done)
     joined = jax.tree.map(lambda *xs: np.concatenate([np.asarray(x) for x in xs], axis=axis), *parts)
     return joined[0], joined[1], state
 
 
-def _sequential_chain(settings: _RunSettings, data, start, warm_up):
+def _sequential_chain(settings: _RunSettings, data, start, warm_up, report=None):
     """One chain from a key (``warm_up``) or a state, as :func:`_chunked_chain` calls of the
     compiled :func:`_init_chain` / :func:`_draw_chain`."""
     return _chunked_chain(
@@ -175,6 +192,7 @@ def _sequential_chain(settings: _RunSettings, data, start, warm_up):
         start,
         warm_up,
         axis=0,
+        report=report,
     )
 
 
@@ -231,15 +249,22 @@ def _loaded_program(payload, in_tree, out_tree):
     return deserialize_and_load(payload, in_tree, out_tree)
 
 
-def _chains_in_worker(settings: _RunSettings, data, starts, warm_up, programs, slot):
+def _chains_in_worker(settings: _RunSettings, data, starts, warm_up, programs, slot, progress_files):
     """A worker process's share of ``chain_method="processes"``: pinned to the ``slot``-th CPU
     (before its first chain starts JAX's backend, so XLA:CPU gets a one-thread pool), its chains
     one after another, by the ``programs`` of :func:`_serialized_programs` (or, where those are
-    None, by :func:`_sequential_chain`), returned as host (NumPy) arrays."""
+    None, by :func:`_sequential_chain`), returned as host (NumPy) arrays. Each chain reports its
+    sweeps done to its file in ``progress_files`` (None: no report)."""
     pin_to_one_cpu(slot)
+    reports = [None if path is None else FileReport(path) for path in progress_files]
     with single_threaded_blas():
         if programs is None:
-            return jax.device_get([_sequential_chain(settings, data, start, warm_up) for start in starts])
+            return jax.device_get(
+                [
+                    _sequential_chain(settings, data, start, warm_up, report)
+                    for start, report in zip(starts, reports)
+                ]
+            )
         init = None if programs[0] is None else _loaded_program(*programs[0])
         draws = {call: _loaded_program(*program) for call, program in programs[1].items()}
 
@@ -250,25 +275,36 @@ def _chains_in_worker(settings: _RunSettings, data, starts, warm_up, programs, s
             return draws[call](state, data)
 
         return jax.device_get(
-            [_chunked_chain(settings, run_init, run_draw, start, warm_up, 0) for start in starts]
+            [
+                _chunked_chain(settings, run_init, run_draw, start, warm_up, 0, report)
+                for start, report in zip(starts, reports)
+            ]
         )
 
 
-def _chains_in_processes(settings: _RunSettings, data, starts, warm_up, n_workers):
+def _chains_in_processes(settings: _RunSettings, data, starts, warm_up, n_workers, progress):
     """The chains split into contiguous groups over ``n_workers`` worker processes (joblib's loky
     pool, kept alive between calls), each worker on its own CPU. The programs are compiled
     here, once (:func:`_serialized_programs`), and each worker runs the sequential program of its
     chains from their own keys or states, so the draws equal ``"sequential"`` ones in a one-CPU
-    process. Returns ``[(samples, extra, last state)]`` per chain."""
+    process. The workers' chains move the bars of ``progress`` (:class:`ChainProgress`) through
+    files. Returns ``[(samples, extra, last state)]`` per chain."""
     groups = np.array_split(np.arange(len(starts)), n_workers)
     host_data = jax.device_get(data)
     programs = _serialized_programs(settings, data, starts[0], warm_up)
-    parts = Parallel(n_jobs=n_workers, backend="loky")(
-        delayed(_chains_in_worker)(
-            settings, host_data, jax.device_get([starts[i] for i in group]), warm_up, programs, slot
+    with progress.from_workers() as files:
+        parts = Parallel(n_jobs=n_workers, backend="loky")(
+            delayed(_chains_in_worker)(
+                settings,
+                host_data,
+                jax.device_get([starts[i] for i in group]),
+                warm_up,
+                programs,
+                slot,
+                [files[i] for i in group],
+            )
+            for slot, group in enumerate(groups)
         )
-        for slot, group in enumerate(groups)
-    )
     return [
         (samples, extra, jax.tree.map(jnp.asarray, last)) for part in parts for samples, extra, last in part
     ]
@@ -284,7 +320,9 @@ def _process_count(settings: _RunSettings, chain_method, num_chains):
     return min(num_chains, cpu_count())
 
 
-def _sample_chains(settings: _RunSettings, num_chains, chain_method, key, data, states=None):
+def _sample_chains(
+    settings: _RunSettings, num_chains, chain_method, key, data, states=None, progress_bar=False
+):
     """All chains with NumPyro's per-chain keys; ``"sequential"`` runs the one compiled chain
     once per key, so its draws equal ``MCMC(..., num_chains, chain_method="sequential")``;
     ``"processes"`` runs the same chains in worker processes (:func:`_chains_in_processes`).
@@ -292,26 +330,35 @@ def _sample_chains(settings: _RunSettings, num_chains, chain_method, key, data, 
     (``_random.fast_key``) are not vmap-invariant. ``states``: per-chain states to continue
     from (a list for ``"sequential"``, one stacked state for ``"vectorized"``) instead of a
     warm-up. Returns ``(samples, extra, last)`` with a leading chain axis and the per-chain
-    last states (what ``states`` takes)."""
+    last states (what ``states`` takes). ``progress_bar``: one bar per chain
+    (:class:`ChainProgress`); the draws are the same with or without it."""
     warm_up = states is None
-    if chain_method == "vectorized" and num_chains > 1:
-        keys = jax.random.split(key, num_chains)
-        samples, extra, last = _chunked_chain(
-            settings,
-            lambda ks: _init_chains_vectorized(settings, ks, data),
-            lambda st, s: _draw_chains_vectorized(st, s, data),
-            keys if warm_up else states,
-            warm_up,
-            axis=1,
-        )
-        return samples, extra, last, last
-    keys = [key] if num_chains == 1 else list(jax.random.split(key, num_chains))
-    starts = keys if warm_up else states
-    n_workers = _process_count(settings, chain_method, len(starts))
-    if n_workers > 1:
-        chains = _chains_in_processes(settings, data, starts, warm_up, n_workers)
-    else:
-        chains = [_sequential_chain(settings, data, start, warm_up) for start in starts]
+    progress = ChainProgress(
+        num_chains, settings.num_warmup if warm_up else 0, settings.num_samples, progress_bar
+    )
+    with progress:
+        if chain_method == "vectorized" and num_chains > 1:
+            keys = jax.random.split(key, num_chains)
+            samples, extra, last = _chunked_chain(
+                settings,
+                lambda ks: _init_chains_vectorized(settings, ks, data),
+                lambda st, s: _draw_chains_vectorized(st, s, data),
+                keys if warm_up else states,
+                warm_up,
+                axis=1,
+                report=lambda done: [progress.update(c, done) for c in range(num_chains)],
+            )
+            return samples, extra, last, last
+        keys = [key] if num_chains == 1 else list(jax.random.split(key, num_chains))
+        starts = keys if warm_up else states
+        n_workers = _process_count(settings, chain_method, len(starts))
+        if n_workers > 1:
+            chains = _chains_in_processes(settings, data, starts, warm_up, n_workers, progress)
+        else:
+            chains = [
+                _sequential_chain(settings, data, start, warm_up, progress.report(c))
+                for c, start in enumerate(starts)
+            ]
     samples, extra = jax.tree.map(lambda *xs: np.stack(xs), *[c[:2] for c in chains])
     lasts = [c[2] for c in chains]
     last = lasts[0] if num_chains == 1 else jax.tree.map(lambda *xs: jnp.stack(xs), *lasts)
@@ -339,10 +386,12 @@ def run_m3lak(
     """Run the composite M3LAK kernel through :class:`numpyro.infer.MCMC`.
 
     ``Xs``: list of float arrays (N, D_i), all-NaN rows = missing views; ``y``: ±1 labels.
-    Returns :class:`M3LAKPosterior` (samples grouped by chain). Without a progress bar and for
-    ``"sequential"``/``"vectorized"`` chains the compiled loop is cached across calls (a refit of
-    the same shapes and settings does not recompile); ``progress_bar=True`` and ``"parallel"``
-    use ``MCMC.run`` directly, which compiles on every call. ``"parallel"`` chains (``pmap``)
+    Returns :class:`M3LAKPosterior` (samples grouped by chain). For ``"sequential"``,
+    ``"vectorized"`` and ``"processes"`` chains the compiled loop is cached across calls (a refit
+    of the same shapes and settings does not recompile), and ``progress_bar=True`` shows one bar
+    per chain (:class:`~bayesmv.inference.m3lak_sampler.progress.ChainProgress`; the same draws
+    without it); ``"parallel"`` uses ``MCMC.run`` directly (and its progress bar), which
+    compiles on every call. ``"parallel"`` chains (``pmap``)
     start from the same per-chain keys as ``"sequential"`` ones and equal them to rounding at
     first; the two compiled programs round differently and the chains drift apart, so at
     realistic lengths they are other draws of the same posterior. ``"processes"`` runs the
@@ -381,8 +430,6 @@ def run_m3lak(
             "chain_method must be 'sequential', 'vectorized', 'parallel' or 'processes', got "
             f"{chain_method!r}"
         )
-    if progress_bar and chain_method == "processes":
-        raise ValueError("progress_bar=True needs the chains in this process; not with 'processes'")
     from ...distributed import check_partitionable_rng, resolve_mesh
 
     mesh = resolve_mesh(mesh, shard_data)
@@ -400,9 +447,7 @@ def run_m3lak(
     settings = _RunSettings(config, mesh, n_valid, int(num_warmup), int(num_samples), int(thinning))
     key = jax.random.PRNGKey(seed)
     with single_threaded_blas():
-        if (
-            progress_bar or chain_method == "parallel"
-        ):  # NumPyro's own loop: progress bar, one chain per device
+        if chain_method == "parallel":  # NumPyro's own loop (and progress bar): one chain per device
             mcmc = _numpyro_mcmc(settings, int(num_chains), chain_method, progress_bar)
             if init_state is not None:  # continue: NumPyro's post_warmup_state with its own keys
                 mcmc.post_warmup_state = init_state
@@ -412,7 +457,7 @@ def run_m3lak(
             chain_states = last
         else:
             samples, extra, last, chain_states = _sample_chains(
-                settings, int(num_chains), chain_method, key, data, init_state
+                settings, int(num_chains), chain_method, key, data, init_state, bool(progress_bar)
             )
     flags = np.atleast_1d(np.asarray(last.nonfinite))
     if np.any(flags != 0):

@@ -1,0 +1,96 @@
+"""M3LAK's progress bars: one per chain, moved after each call of the draw program, from this
+process or from worker processes; the draws are the same with or without them."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import bayesmv  # noqa: F401  (float64)
+from bayesmv import M3LAKClassifier
+from bayesmv.datasets import make_latent_views
+from bayesmv.inference.m3lak_sampler import run
+from bayesmv.inference.m3lak_sampler.progress import ChainProgress, FileReport
+from bayesmv.models import M3LAKConfig
+
+
+def test_bars_count_sweeps_and_name_the_phase():
+    with ChainProgress(2, num_warmup=30, num_samples=20) as progress:
+        report = progress.report(1)
+        report(10)
+        assert progress._bars[1].n == 10 and "chain 1 (warm-up)" in progress._bars[1].desc
+        report(40)
+        assert progress._bars[1].n == 40 and "chain 1 (sampling)" in progress._bars[1].desc
+        assert progress._bars[0].n == 0 and progress._bars[0].total == 50
+    with ChainProgress(2, 30, 20, enabled=False) as quiet:
+        assert quiet.report(0) is None
+        with quiet.from_workers() as files:
+            assert files == [None, None]
+
+
+def test_worker_files_move_the_bars():
+    with ChainProgress(2, num_warmup=0, num_samples=20) as progress:
+        with progress.from_workers() as files:
+            FileReport(files[0])(5)
+            FileReport(files[1])(20)
+            FileReport(files[0])(15)
+        # the reader reads every file once more as the block ends
+        assert [bar.n for bar in progress._bars] == [15, 20]
+        assert "chain 1 (sampling)" in progress._bars[1].desc
+
+
+@pytest.mark.parametrize(
+    "warmup, samples, thinning, length",
+    [
+        (1000, 2000, 1, 200),  # the defaults: 15 calls per chain
+        (30, 20, 1, 10),
+        (15, 10, 1, 5),  # gcd below the smallest chunk: the gcd
+        (3, 2, 1, 2),  # gcd 1: the warm-up and the draws as two calls
+        (301, 200, 1, 200),  # too many calls of the gcd: likewise
+        (40, 20, 2, 20),  # thinning
+    ],
+)
+def test_chunk_length(warmup, samples, thinning, length):
+    settings = run._RunSettings(M3LAKConfig(), None, None, warmup, samples, thinning)
+    assert run._chunk_length(settings) == length
+    warm, draws = run._draw_calls(settings, warm_up=True)
+    assert sum(call.num_samples for call in warm) == warmup
+    assert sum(call.num_samples for call in draws) == samples
+
+
+def _tiny_fit(**params):
+    Xs, y = make_latent_views(n_samples=30, n_features=3, random_state=2)
+    clf = M3LAKClassifier(
+        n_latent=2, n_frequencies=3, num_warmup=20, num_samples=20, num_chains=2, random_state=4, **params
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 2 chains of 20 draws: the sampler warns, as it should
+        return clf.fit(Xs, y)
+
+
+@pytest.mark.slow
+def test_the_bars_change_no_draw_and_show_the_worker_chains(capfd):
+    """``"processes"`` (two worker processes on a 2-CPU machine): every chain's bar reaches its 40
+    sweeps; the draws equal those of the same fit without bars."""
+    shown = _tiny_fit(chain_method="processes", progress_bar=True)
+    err = capfd.readouterr().err
+    assert "chain 0 (sampling)" in err and "chain 1 (sampling)" in err and "40/40" in err
+    quiet = _tiny_fit(chain_method="processes", progress_bar=False)
+    assert "chain 0" not in capfd.readouterr().err
+    for name in ("decision", "tau", "beta"):
+        np.testing.assert_array_equal(
+            shown.raw_posterior_[0][name], quiet.raw_posterior_[0][name], err_msg=name
+        )
+
+
+@pytest.mark.slow
+def test_chunk_length_changes_no_draw(monkeypatch):
+    """The chunks that the bars follow are loops of 10 sweeps (4 calls per chain) by default;
+    loops of 20 (2 calls) give the same draws."""
+    short = _tiny_fit(chain_method="sequential", progress_bar=False)
+    monkeypatch.setattr(run, "_PROGRESS_CALLS", 2)
+    long = _tiny_fit(chain_method="sequential", progress_bar=False)
+    for name in ("decision", "tau", "beta", "omega"):
+        np.testing.assert_array_equal(
+            short.raw_posterior_[0][name], long.raw_posterior_[0][name], err_msg=name
+        )
