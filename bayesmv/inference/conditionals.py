@@ -35,14 +35,42 @@ __all__ = [
 
 
 def noise_weighted(tau, A):
-    """``diag(τ) A``: the rows of ``A`` (one per feature) scaled by their noise precisions; ``tau``
-    is a scalar (one per view) or ``(D,)`` (one per feature)."""
+    """``diag(τ) A``: the rows of ``A`` (one per feature) scaled by their noise precisions.
+
+    Parameters
+    ----------
+    tau : float or jax.Array of shape (D,)
+        The noise precision: a scalar (one per view) or one per feature.
+    A : jax.Array of shape (D, k)
+        One row per feature.
+
+    Returns
+    -------
+    weighted : jax.Array of shape (D, k)
+        ``diag(τ) A``.
+    """
     return jnp.reshape(tau, (-1, 1)) * A
 
 
 def gaussian_from_precision(key, precision, rhs):
-    """Draw ``N(P^{-1} rhs, P^{-1})``; ``rhs`` is ``(p,)`` or ``(p, k)`` (k independent columns
-    sharing ``P``). One Cholesky ``P = L Lᵀ``; the noise is ``L^{-T} ε``."""
+    """Draw ``N(P^{-1} rhs, P^{-1})`` from a precision matrix ``P`` without inverting it.
+
+    One Cholesky ``P = L Lᵀ``; the noise is ``L^{-T} ε``.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    precision : jax.Array of shape (p, p)
+        The precision matrix ``P`` (symmetric positive definite).
+    rhs : jax.Array of shape (p,) or (p, k)
+        The right-hand side; with ``k`` columns, ``k`` independent draws sharing ``P``.
+
+    Returns
+    -------
+    draw : jax.Array of the shape of ``rhs``
+        The draw(s), one per column of ``rhs``.
+    """
     L = jnp.linalg.cholesky(precision)
     mean = cho_solve((L, True), rhs)
     eps = jax.random.normal(key, rhs.shape, dtype=rhs.dtype)
@@ -50,8 +78,30 @@ def gaussian_from_precision(key, precision, rhs):
 
 
 def sample_beta_conditional(key, features, y, lam, C, v):
-    """β | λ, H, Ω, y (eq. 1): ``Σ^{-1} = vI + C² Σ_n φ̃_n φ̃_nᵀ/λ_n``,
-    ``μ = Σ Σ_n C y_n (λ_n + C)/λ_n φ̃_n``."""
+    """Draw the weights ``β | λ, H, Ω, y`` from their Gaussian conditional (eq. 1).
+
+    ``Σ^{-1} = vI + C² Σ_n φ̃_n φ̃_nᵀ/λ_n``, ``μ = Σ Σ_n C y_n (λ_n + C)/λ_n φ̃_n``.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    features : jax.Array of shape (N, P)
+        The random Fourier features ``φ̃_n``, one row per sample (``P = 2M + 1``).
+    y : jax.Array of shape (N,)
+        The labels ``y_n = ±1``.
+    lam : jax.Array of shape (N,)
+        The augmentation variables ``λ_n``.
+    C : float
+        The weight ``C`` of the labels' pseudo-likelihood.
+    v : float or jax.Array of shape ()
+        The prior precision ``v`` of ``β``.
+
+    Returns
+    -------
+    beta : jax.Array of shape (P,)
+        The draw of ``β``.
+    """
     P = features.shape[1]
     G = features * (C / jnp.sqrt(lam))[:, None]  # GᵀG = C² Σ φ̃φ̃ᵀ/λ; measured faster than (Fw)ᵀF
     prec = v * jnp.eye(P, dtype=features.dtype) + G.T @ G
@@ -60,9 +110,25 @@ def sample_beta_conditional(key, features, y, lam, C, v):
 
 
 def sample_inverse_gaussian(key, mean, shape=1.0):
-    """Inverse-Gaussian ``IG(mean, shape)`` draws (Michael, Schucany & Haas 1976), written in the
-    cancellation-free form ``x1 = μ / (1 + a + sqrt(2a + a²))``, ``a = μ χ²₁ / (2 shape)``, which
-    stays exact as ``mean -> ∞`` (where ``x -> shape/χ²₁``)."""
+    """Inverse-Gaussian ``IG(mean, shape)`` draws (Michael, Schucany & Haas 1976).
+
+    Written in the cancellation-free form ``x1 = μ / (1 + a + sqrt(2a + a²))``,
+    ``a = μ χ²₁ / (2 shape)``, which stays exact as ``mean -> ∞`` (where ``x -> shape/χ²₁``).
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    mean : float or jax.Array
+        The mean ``μ`` of each draw, any shape.
+    shape : float or jax.Array, default=1.0
+        The shape parameter, broadcast against ``mean``.
+
+    Returns
+    -------
+    draws : jax.Array of the shape of ``mean``
+        One draw per entry of ``mean``.
+    """
     k1, k2 = jax.random.split(key)
     nu = jax.random.normal(k1, jnp.shape(mean), dtype=jnp.result_type(mean)) ** 2
     a = mean * nu / (2.0 * shape)
@@ -72,9 +138,27 @@ def sample_inverse_gaussian(key, mean, shape=1.0):
 
 
 def sample_lambda_conditional(key, decision, y, C):
-    """λ_n | · ~ GIG(½, 1, C²ζ_n²), ζ_n = 1 - y_n f_n (eq. 2), via 1/λ_n ~ IG(1/(C|ζ_n|), 1).
+    """Draw the augmentation variables ``λ_n | · ~ GIG(½, 1, C²ζ_n²)``, ``ζ_n = 1 - y_n f_n`` (eq. 2).
 
-    ``|ζ|`` is floored at 1e-150 (λ then follows its ζ = 0 limit χ²₁ to double precision)."""
+    Drawn as ``1/λ_n ~ IG(1/(C|ζ_n|), 1)`` (Polson & Scott 2011). ``|ζ|`` is floored at 1e-150
+    (``λ`` then follows its ``ζ = 0`` limit ``χ²₁`` to double precision).
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    decision : jax.Array of shape (N,)
+        The decision values ``f_n``.
+    y : jax.Array of shape (N,)
+        The labels ``y_n = ±1``.
+    C : float
+        The weight ``C`` of the hinge pseudo-likelihood.
+
+    Returns
+    -------
+    lam : jax.Array of shape (N,)
+        The draws of ``λ_n``.
+    """
     zeta = jnp.abs(1.0 - y * decision)
     mean = 1.0 / (C * jnp.maximum(zeta, 1e-150))
     inv_lam = sample_inverse_gaussian(key, mean, 1.0)
@@ -82,9 +166,34 @@ def sample_lambda_conditional(key, decision, y, C):
 
 
 def sample_u_conditional(key, X, H, W, V, tau, obs):
-    """u_n^i | · (eq. 10): ``N((I + VᵀTV)^{-1} VᵀT(x_n - W h_n), (I + VᵀTV)^{-1})``, ``T = τ I``
-    (or ``diag(τ)`` with one precision per feature), for observed rows; prior ``N(0, I)`` for
-    rows whose view is missing (``obs`` False). One K×K Cholesky."""
+    """Draw the view's own latent ``u_n^i | ·`` from its Gaussian conditional (eq. 10).
+
+    ``N((I + VᵀTV)^{-1} VᵀT(x_n - W h_n), (I + VᵀTV)^{-1})``, ``T = τ I`` (or ``diag(τ)`` with
+    one precision per feature), for observed rows; prior ``N(0, I)`` for rows whose view is
+    missing (``obs`` False). One K×K Cholesky.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    X : jax.Array of shape (N, D)
+        The view's data, its missing rows zero-filled.
+    H : jax.Array of shape (N, m)
+        The shared latent ``H``, one row ``h_n`` per sample.
+    W : jax.Array of shape (D, m)
+        The view's loadings ``W_i`` on ``H``.
+    V : jax.Array of shape (D, K)
+        The view's loadings ``V_i`` on ``U_i``.
+    tau : float or jax.Array of shape (D,)
+        The view's noise precision: a scalar (one per view) or one per feature.
+    obs : jax.Array of shape (N,), dtype bool
+        True where the view is observed.
+
+    Returns
+    -------
+    U : jax.Array of shape (N, K)
+        The draw of ``U_i``.
+    """
     K = V.shape[1]
     TV = noise_weighted(tau, V)
     prec = jnp.eye(K, dtype=V.dtype) + V.T @ TV
@@ -97,12 +206,35 @@ def sample_u_conditional(key, X, H, W, V, tau, obs):
 
 
 def u_collapsed_log_likelihood(U, X, H, W, tau, eta, obs):
-    """``log p(X_i | U_i, H, W_i, τ_i)`` + const with ``V_i`` integrated out (``V`` rows ~ N(0, I/η)).
+    """``log p(X_i | U_i, H, W_i, τ_i)`` + const with ``V_i`` integrated out.
 
-    The residual columns ``R_d = x_d - W_d h`` (observed rows) are ``N(0, τ⁻¹I + U Uᵀ/η)``; with
-    ``S = UᵀU`` (K×K), by the determinant lemma and Woodbury:
+    ``V``'s rows are ``N(0, I/η)``. The residual columns ``R_d = x_d - W_d h`` (observed rows) are
+    ``N(0, τ⁻¹I + U Uᵀ/η)``; with ``S = UᵀU`` (K×K), by the determinant lemma and Woodbury:
     ``-(D/2) log|I + (τ/η) S| + (τ²/2) Σ_d (UᵀR_d)ᵀ (ηI + τS)⁻¹ (UᵀR_d)`` (U-free terms dropped);
-    with one precision per feature, ``τ_d`` in column ``d``'s term."""
+    with one precision per feature, ``τ_d`` in column ``d``'s term.
+
+    Parameters
+    ----------
+    U : jax.Array of shape (N, K)
+        The view's own latent ``U_i``, one row ``u_n`` per sample.
+    X : jax.Array of shape (N, D)
+        The view's data, its missing rows zero-filled.
+    H : jax.Array of shape (N, m)
+        The shared latent ``H``, one row ``h_n`` per sample.
+    W : jax.Array of shape (D, m)
+        The view's loadings ``W_i`` on ``H``.
+    tau : float or jax.Array of shape (D,)
+        The view's noise precision: a scalar (one per view) or one per feature.
+    eta : float
+        The prior precision ``η`` of the rows of ``V_i``.
+    obs : jax.Array of shape (N,), dtype bool
+        True where the view is observed.
+
+    Returns
+    -------
+    log_likelihood : jax.Array of shape ()
+        The log-likelihood, up to terms free of ``U``.
+    """
     return _u_log_likelihood(U, (X - H @ W.T) * obs[:, None], tau, eta, obs)
 
 
@@ -124,20 +256,75 @@ def _u_log_likelihood(U, R, tau, eta, obs):
 
 
 def sample_u_collapsed(key, X, H, W, U, tau, eta, obs):
-    """U_i | H, W_i, τ_i with ``V_i`` integrated out: one elliptical slice step from the current
-    ``U`` (prior ``N(0, I)``; rows of missing views move under the prior alone). The ``U``-``V``
-    pair, where ``V``'s prior (precision η) keeps it small, otherwise moves slowly and holds τ back.
-    Valid before a step that integrates ``V`` out or draws it anew (``[W V]`` in the sweep)."""
+    """Move the view's own latent ``U_i | H, W_i, τ_i`` with ``V_i`` integrated out.
+
+    One elliptical slice step from the current ``U`` (prior ``N(0, I)``; rows of missing views
+    move under the prior alone). The ``U``-``V`` pair, where ``V``'s prior (precision η) keeps it
+    small, otherwise moves slowly and holds τ back. Valid before a step that integrates ``V`` out
+    or draws it anew (``[W V]`` in the sweep).
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    X : jax.Array of shape (N, D)
+        The view's data, its missing rows zero-filled.
+    H : jax.Array of shape (N, m)
+        The shared latent ``H``, one row ``h_n`` per sample.
+    W : jax.Array of shape (D, m)
+        The view's loadings ``W_i`` on ``H``.
+    U : jax.Array of shape (N, K)
+        The current ``U_i``, the step's starting point.
+    tau : float or jax.Array of shape (D,)
+        The view's noise precision: a scalar (one per view) or one per feature.
+    eta : float
+        The prior precision ``η`` of the rows of ``V_i``.
+    obs : jax.Array of shape (N,), dtype bool
+        True where the view is observed.
+
+    Returns
+    -------
+    U : jax.Array of shape (N, K)
+        The new ``U_i``.
+    """
     R = (X - H @ W.T) * obs[:, None]  # free of U: once per step, not per ellipse point
     return elliptical_slice_step(key, U, lambda Uc: _u_log_likelihood(Uc, R, tau, eta, obs))
 
 
 def sample_wv_conditional(key, X, H, U, r, eta, tau, obs):
-    """[W_i V_i] | · jointly (eqs. 11–12, erratum 1 of ``docs/m3lak_sampler.md``): the rows of ``B = [W V]`` are
-    independent ``N(P_d^{-1} τ_d Zᵀ x_{·d}, P_d^{-1})`` with ``P_d = diag(r, η·1) + τ_d ZᵀZ``,
-    ``Z = [H U]`` over the observed rows; ``tau`` a scalar (one Cholesky for all rows) or ``(D,)``
-    (one precision per feature, all from one eigendecomposition: :func:`_feature_gaussians`).
-    Returns ``(W, V)``."""
+    """Draw the loadings ``[W_i V_i] | ·`` jointly (eqs. 11–12, erratum 1 of ``docs/m3lak_sampler.md``).
+
+    The rows of ``B = [W V]`` are independent ``N(P_d^{-1} τ_d Zᵀ x_{·d}, P_d^{-1})`` with
+    ``P_d = diag(r, η·1) + τ_d ZᵀZ``, ``Z = [H U]`` over the observed rows; ``tau`` a scalar (one
+    Cholesky for all rows) or ``(D,)`` (one precision per feature, all from one
+    eigendecomposition: :func:`_feature_gaussians`).
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    X : jax.Array of shape (N, D)
+        The view's data, its missing rows zero-filled.
+    H : jax.Array of shape (N, m)
+        The shared latent ``H``, one row ``h_n`` per sample.
+    U : jax.Array of shape (N, K)
+        The view's own latent ``U_i``, one row ``u_n`` per sample.
+    r : jax.Array of shape (m,)
+        The ARD precisions ``r_i`` of ``W_i``'s columns.
+    eta : float
+        The prior precision ``η`` of the rows of ``V_i``.
+    tau : float or jax.Array of shape (D,)
+        The view's noise precision: a scalar (one per view) or one per feature.
+    obs : jax.Array of shape (N,), dtype bool
+        True where the view is observed.
+
+    Returns
+    -------
+    W : jax.Array of shape (D, m)
+        The draw of ``W_i``.
+    V : jax.Array of shape (D, K)
+        The draw of ``V_i``.
+    """
     m = H.shape[1]
     Z = jnp.concatenate([H, U], axis=1) * obs[:, None]
     prior = jnp.concatenate([r, jnp.full((U.shape[1],), eta, dtype=H.dtype)])
@@ -163,16 +350,66 @@ def _feature_gaussians(key, prior, ZtZ, ZtX, tau):
 
 
 def sample_r_conditional(key, W, a_r, b_r):
-    """r_ij | W_i ~ Γ(a_r + D_i/2, b_r + ½‖w_{i,·j}‖²) (eq. 13, corrected rate)."""
+    """Draw the ARD precisions ``r_ij | W_i ~ Γ(a_r + D_i/2, b_r + ½‖w_{i,·j}‖²)`` (eq. 13, corrected rate).
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    W : jax.Array of shape (D, m)
+        The view's loadings ``W_i`` on ``H``.
+    a_r : float
+        The shape of the ARD precisions' Gamma prior (eq. 13).
+    b_r : float
+        The rate of the ARD precisions' Gamma prior.
+
+    Returns
+    -------
+    r : jax.Array of shape (m,)
+        One precision per column of ``W_i``.
+    """
     D = W.shape[0]
     rate = b_r + 0.5 * jnp.sum(W**2, axis=0)
     return _random.gamma(key, a_r + 0.5 * D, rate.shape, W.dtype) / rate
 
 
 def sample_tau_conditional(key, X, H, U, W, V, obs, a_tau, b_tau, per_feature=False, temper=1.0):
-    """τ_i | · ~ Γ(a_τ + N_i D_i/2, b_τ + ½ Σ_{n observed} ‖x_n - W h_n - V u_n‖²) (eq. 14), or with
-    ``per_feature`` one precision per feature, τ_id | · ~ Γ(a_τ + N_i/2, b_τ + ½ Σ_n r_nd²); with
-    the view's likelihood raised to ``temper``, both likelihood terms times ``temper``."""
+    """Draw the view's noise precision ``τ_i`` from its Gamma conditional (eq. 14).
+
+    ``τ_i | · ~ Γ(a_τ + N_i D_i/2, b_τ + ½ Σ_{n observed} ‖x_n - W h_n - V u_n‖²)``, or with
+    ``per_feature`` one precision per feature, ``τ_id | · ~ Γ(a_τ + N_i/2, b_τ + ½ Σ_n r_nd²)``;
+    with the view's likelihood raised to ``temper``, both likelihood terms times ``temper``.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    X : jax.Array of shape (N, D)
+        The view's data, its missing rows zero-filled.
+    H : jax.Array of shape (N, m)
+        The shared latent ``H``, one row ``h_n`` per sample.
+    U : jax.Array of shape (N, K)
+        The view's own latent ``U_i``, one row ``u_n`` per sample.
+    W : jax.Array of shape (D, m)
+        The view's loadings ``W_i`` on ``H``.
+    V : jax.Array of shape (D, K)
+        The view's loadings ``V_i`` on ``U_i``.
+    obs : jax.Array of shape (N,), dtype bool
+        True where the view is observed.
+    a_tau : float
+        The shape of the noise precision's Gamma prior (eq. 14).
+    b_tau : float
+        The rate of the noise precision's Gamma prior.
+    per_feature : bool, default=False
+        One precision per feature (``noise="feature"``) instead of one per view.
+    temper : float, default=1.0
+        The power the view's likelihood is raised to (1: the posterior).
+
+    Returns
+    -------
+    tau : jax.Array of shape () or (D,)
+        One precision for the view, or one per feature with ``per_feature``.
+    """
     D = X.shape[1]
     resid = (X - H @ W.T - U @ V.T) * obs[:, None]
     n_obs = temper * jnp.sum(obs)
@@ -217,8 +454,40 @@ def _collapsed_log_density(log_r, log_tau, stats, eta, a_r, b_r, a_tau, b_tau):
 
 
 def collapsed_precision_log_density(r, tau, X, H, U, eta, obs, a_r, b_r, a_tau, b_tau):
-    """``log p(r_i, τ_i | H, U_i, X_i)`` + const with ``[W_i V_i]`` integrated out (a density in
-    ``(r, τ)``; the Gamma priors of eqs. 13–14 included)."""
+    """``log p(r_i, τ_i | H, U_i, X_i)`` + const with ``[W_i V_i]`` integrated out.
+
+    A density in ``(r, τ)``; the Gamma priors of eqs. 13–14 included.
+
+    Parameters
+    ----------
+    r : jax.Array of shape (m,)
+        The ARD precisions ``r_i`` of ``W_i``'s columns.
+    tau : float or jax.Array of shape ()
+        The view's noise precision ``τ_i`` (one per view).
+    X : jax.Array of shape (N, D)
+        The view's data, its missing rows zero-filled.
+    H : jax.Array of shape (N, m)
+        The shared latent ``H``, one row ``h_n`` per sample.
+    U : jax.Array of shape (N, K)
+        The view's own latent ``U_i``, one row ``u_n`` per sample.
+    eta : float
+        The prior precision ``η`` of the rows of ``V_i``.
+    obs : jax.Array of shape (N,), dtype bool
+        True where the view is observed.
+    a_r : float
+        The shape of the ARD precisions' Gamma prior (eq. 13).
+    b_r : float
+        The rate of the ARD precisions' Gamma prior.
+    a_tau : float
+        The shape of the noise precision's Gamma prior (eq. 14).
+    b_tau : float
+        The rate of the noise precision's Gamma prior.
+
+    Returns
+    -------
+    log_density : jax.Array of shape ()
+        The log density, up to a constant.
+    """
     stats = _collapsed_statistics(X, H, U, obs)
     log_r, log_tau = jnp.log(r), jnp.log(tau)
     log_dens = _collapsed_log_density(log_r, log_tau, stats, eta, a_r, b_r, a_tau, b_tau)
@@ -300,10 +569,41 @@ def _feature_noise_log_densities(log_r, stats, eta, a_tau, b_tau, sq, n_obs):
 
 
 def sample_feature_noise_collapsed(key, X, H, U, r, tau, eta, obs, a_tau, b_tau):
-    """``τ_i | H, U_i, r_i, X_i`` with ``[W_i V_i]`` integrated out, one precision per feature: a
-    slice step in each ``log τ_id`` from the current value (the features are independent given
-    ``r``, so all at once). Follow it by :func:`sample_wv_conditional` at the new ``τ_i``: together
-    a draw of ``(τ_i, W_i, V_i)`` given ``r_i``."""
+    """Move the per-feature noise precisions ``τ_i | H, U_i, r_i, X_i`` with ``[W_i V_i]`` integrated out.
+
+    One precision per feature: a slice step in each ``log τ_id`` from the current value (the
+    features are independent given ``r``, so all at once). Follow it by
+    :func:`sample_wv_conditional` at the new ``τ_i``: together a draw of ``(τ_i, W_i, V_i)`` given
+    ``r_i``.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    X : jax.Array of shape (N, D)
+        The view's data, its missing rows zero-filled.
+    H : jax.Array of shape (N, m)
+        The shared latent ``H``, one row ``h_n`` per sample.
+    U : jax.Array of shape (N, K)
+        The view's own latent ``U_i``, one row ``u_n`` per sample.
+    r : jax.Array of shape (m,)
+        The ARD precisions ``r_i`` of ``W_i``'s columns.
+    tau : jax.Array of shape (D,)
+        The current precisions ``τ_id``, the slice steps' starting points.
+    eta : float
+        The prior precision ``η`` of the rows of ``V_i``.
+    obs : jax.Array of shape (N,), dtype bool
+        True where the view is observed.
+    a_tau : float
+        The shape of the noise precision's Gamma prior (eq. 14).
+    b_tau : float
+        The rate of the noise precision's Gamma prior.
+
+    Returns
+    -------
+    tau : jax.Array of shape (D,)
+        The new precisions.
+    """
     stats = _collapsed_statistics(X, H, U, obs)
     density, (C_t, sq) = _feature_noise_log_densities(
         jnp.log(r), stats, eta, a_tau, b_tau, jnp.sum(X**2, axis=0), jnp.sum(obs)
@@ -317,13 +617,49 @@ def sample_feature_noise_collapsed(key, X, H, U, r, tau, eta, obs, a_tau, b_tau)
 
 
 def sample_precisions_collapsed(key, X, H, U, r, tau, eta, obs, a_r, b_r, a_tau, b_tau):
-    """``(r_i, τ_i) | H, U_i, X_i`` with ``[W_i V_i]`` integrated out: one slice-sampling step in
-    each of ``log r_i1 … log r_im, log τ_i`` in turn, from the current values (an MCMC move that
-    leaves this marginal invariant, not an independent draw). Follow it by
-    :func:`sample_wv_conditional` at the new values: together a joint move of
+    """Move ``(r_i, τ_i) | H, U_i, X_i`` by slice steps with ``[W_i V_i]`` integrated out.
+
+    One slice-sampling step in each of ``log r_i1 … log r_im, log τ_i`` in turn, from the current
+    values (an MCMC move that leaves this marginal invariant, not an independent draw). Follow it
+    by :func:`sample_wv_conditional` at the new values: together a joint move of
     ``(r_i, τ_i, W_i, V_i)``. Each coordinate's density is closed-form in that coordinate (one
-    ``(m+K)``-dim Cholesky and one solve per ``r_ij``, one eigendecomposition for ``τ_i``), so a slice step's
-    evaluations cost O(1) (``log r_j``) or O(m+K) (``log τ``). Returns ``(r, τ)``."""
+    ``(m+K)``-dim Cholesky and one solve per ``r_ij``, one eigendecomposition for ``τ_i``), so a
+    slice step's evaluations cost O(1) (``log r_j``) or O(m+K) (``log τ``).
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    X : jax.Array of shape (N, D)
+        The view's data, its missing rows zero-filled.
+    H : jax.Array of shape (N, m)
+        The shared latent ``H``, one row ``h_n`` per sample.
+    U : jax.Array of shape (N, K)
+        The view's own latent ``U_i``, one row ``u_n`` per sample.
+    r : jax.Array of shape (m,)
+        The current ARD precisions ``r_i``.
+    tau : float or jax.Array of shape ()
+        The current noise precision ``τ_i`` (one per view).
+    eta : float
+        The prior precision ``η`` of the rows of ``V_i``.
+    obs : jax.Array of shape (N,), dtype bool
+        True where the view is observed.
+    a_r : float
+        The shape of the ARD precisions' Gamma prior (eq. 13).
+    b_r : float
+        The rate of the ARD precisions' Gamma prior.
+    a_tau : float
+        The shape of the noise precision's Gamma prior (eq. 14).
+    b_tau : float
+        The rate of the noise precision's Gamma prior.
+
+    Returns
+    -------
+    r : jax.Array of shape (m,)
+        The new ARD precisions.
+    tau : jax.Array of shape ()
+        The new noise precision.
+    """
     stats = _collapsed_statistics(X, H, U, obs)
     m = r.shape[0]
 
@@ -340,6 +676,23 @@ def sample_precisions_collapsed(key, X, H, U, r, tau, eta, obs, a_r, b_r, a_tau,
 
 
 def sample_v_conditional(key, beta, a_v, b_v):
-    """v | β ~ Γ(a_v + P/2, b_v + ½‖β‖²) (conjugate Gamma prior on β's precision)."""
+    """Draw ``β``'s prior precision ``v | β ~ Γ(a_v + P/2, b_v + ½‖β‖²)`` (its conjugate Gamma prior).
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    beta : jax.Array of shape (P,)
+        The weights ``β``.
+    a_v : float
+        The shape of ``v``'s Gamma prior.
+    b_v : float
+        The rate of ``v``'s Gamma prior.
+
+    Returns
+    -------
+    v : jax.Array of shape ()
+        The draw of ``v``.
+    """
     P = beta.shape[0]
     return _random.gamma(key, a_v + 0.5 * P, (), beta.dtype) / (b_v + 0.5 * jnp.sum(beta**2))

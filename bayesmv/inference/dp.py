@@ -72,7 +72,18 @@ def component_counts_from(z, n_slots):
 
 
 def component_counts(state: DPState):
-    """The number of frequencies assigned to each component slot, ``(Kc,)`` int32."""
+    """The number of frequencies assigned to each component slot.
+
+    Parameters
+    ----------
+    state : DPState
+        The DP state: its assignments ``z`` and its table of ``Kc`` slots.
+
+    Returns
+    -------
+    counts : jax.Array of shape (Kc,), dtype int32
+        The number of frequencies in each slot.
+    """
     return component_counts_from(state.z, state.nu.shape[0])
 
 
@@ -109,13 +120,39 @@ def _solve_upper_batched(U, B):
 
 
 def sample_niw(key, mu_n, kappa_n, nu_n, psi_n, log_chi2=None):
-    """Draws ``Σ_k ~ IW(Ψ_k, ν_k)``, ``μ_k | Σ_k ~ N(μ_k', Σ_k/κ_k)`` for a batch of ``k``
-    (leading axis), returned as ``(μ, G, log det Σ^{-1})`` with ``Σ^{-1} = G Gᵀ`` (Bartlett).
+    """Draw Normal-Inverse-Wishart components for a batch of slots (Bartlett decomposition).
 
-    ``Ψ = C Cᵀ``; Bartlett ``A`` (lower, ``A_ii² ~ χ²(ν - i)``, ``A_ij ~ N(0,1)``) gives
+    Draws ``Σ_k ~ IW(Ψ_k, ν_k)``, ``μ_k | Σ_k ~ N(μ_k', Σ_k/κ_k)`` for a batch of ``k`` (leading
+    axis), returned as ``(μ, G, log det Σ^{-1})`` with ``Σ^{-1} = G Gᵀ``. With ``Ψ = C Cᵀ``,
+    Bartlett's ``A`` (lower, ``A_ii² ~ χ²(ν - i)``, ``A_ij ~ N(0,1)``) gives
     ``Σ^{-1} = C^{-T} A Aᵀ C^{-1} ~ Wishart(Ψ^{-1}, ν)``, so ``G = C^{-T} A`` and
-    ``Σ^{1/2} = C A^{-T}``. ``log_chi2`` (``log A_ii²``, shape ``(K, m)``) may be passed in so
-    that the caller can batch all its Gamma draws into one rejection loop."""
+    ``Σ^{1/2} = C A^{-T}``.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    mu_n : jax.Array of shape (K, m)
+        The mean ``μ_k'`` of each component's mean.
+    kappa_n : jax.Array of shape (K,)
+        The scaling ``κ_k`` of each mean's covariance ``Σ_k/κ_k``.
+    nu_n : jax.Array of shape (K,)
+        The degrees of freedom ``ν_k`` of each Inverse-Wishart.
+    psi_n : jax.Array of shape (K, m, m)
+        The scale matrix ``Ψ_k`` of each Inverse-Wishart.
+    log_chi2 : jax.Array of shape (K, m) or None, default=None
+        ``log A_ii²``, passed in so that the caller can batch all its Gamma draws into one
+        rejection loop; None: drawn here.
+
+    Returns
+    -------
+    mu : jax.Array of shape (K, m)
+        The means ``μ_k``.
+    prec_sqrt : jax.Array of shape (K, m, m)
+        ``G_k``, a square root of each precision: ``Σ_k^{-1} = G_k G_kᵀ``.
+    logdet_prec : jax.Array of shape (K,)
+        ``log det Σ_k^{-1}``.
+    """
     Kb, m = mu_n.shape
     dtype = mu_n.dtype
     k1, k2, k3 = jax.random.split(key, 3)
@@ -135,7 +172,24 @@ def sample_niw(key, mu_n, kappa_n, nu_n, psi_n, log_chi2=None):
 
 
 def component_log_density(omega, mu, prec_sqrt, logdet_prec):
-    """``log N(ω_j | μ_k, Σ_k)`` for all ``j, k``: shape ``(M, Kc)``."""
+    """``log N(ω_j | μ_k, Σ_k)`` for every frequency ``j`` and every component ``k``.
+
+    Parameters
+    ----------
+    omega : jax.Array of shape (M, m)
+        The frequencies ``ω_j``, one per row.
+    mu : jax.Array of shape (Kc, m)
+        The components' means ``μ_k``.
+    prec_sqrt : jax.Array of shape (Kc, m, m)
+        ``G_k`` with ``Σ_k^{-1} = G_k G_kᵀ``.
+    logdet_prec : jax.Array of shape (Kc,)
+        ``log det Σ_k^{-1}``.
+
+    Returns
+    -------
+    log_density : jax.Array of shape (M, Kc)
+        ``log N(ω_j | μ_k, Σ_k)`` in row ``j``, column ``k``.
+    """
     m = omega.shape[-1]
     diff = omega[:, None, :] - mu[None, :, :]  # (M, Kc, m)
     q = jnp.einsum("jki,kil->jkl", diff, prec_sqrt)
@@ -165,9 +219,44 @@ def _niw_posterior_params(omega, onehot, mu0, kappa0, nu0, psi0):
 
 
 def sticks_and_components(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0):
-    """``(ν, μ, G, log det Σ^{-1}) | z, Ω`` for every slot: sticks
-    ``ν_k ~ Beta(1 + s_k, α + Σ_{l>k} s_l)`` (eq. 9's Dirichlet on the instantiated weights plus
-    the α remainder) and each component from its NIW posterior (empty slots: prior draws)."""
+    """Draw the sticks and the components of every slot given the assignments.
+
+    ``(ν, μ, G, log det Σ^{-1}) | z, Ω``: sticks ``ν_k ~ Beta(1 + s_k, α + Σ_{l>k} s_l)``
+    (eq. 9's Dirichlet on the instantiated weights plus the α remainder) and each component from
+    its NIW posterior (empty slots: prior draws).
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    z : jax.Array of shape (M,), dtype int
+        The slot of each frequency.
+    omega : jax.Array of shape (M, m)
+        The frequencies ``Ω``, one per row.
+    n_slots : int
+        The number of slots ``Kc`` of the table.
+    alpha : float
+        The DP concentration ``α``.
+    mu0 : jax.Array of shape (m,)
+        The NIW base mean ``μ0``.
+    kappa0 : float
+        The NIW prior's mean scaling ``κ0`` (``μ_k | Σ_k ~ N(μ0, Σ_k/κ0)``).
+    nu0 : float
+        The NIW prior's degrees of freedom ``ν0``.
+    psi0 : jax.Array of shape (m, m)
+        The NIW scale matrix ``Ψ0`` (``Σ_k ~ IW(Ψ0, ν0)``).
+
+    Returns
+    -------
+    nu : jax.Array of shape (Kc,)
+        The stick proportions ``ν_k``.
+    mu : jax.Array of shape (Kc, m)
+        The components' means ``μ_k``.
+    prec_sqrt : jax.Array of shape (Kc, m, m)
+        ``G_k`` with ``Σ_k^{-1} = G_k G_kᵀ``.
+    logdet_prec : jax.Array of shape (Kc,)
+        ``log det Σ_k^{-1}``.
+    """
     k_nu, k_niw = jax.random.split(key)
     onehot = jax.nn.one_hot(z, n_slots, dtype=omega.dtype)
     counts, mu_n, kappa_n, nu_n, psi_n = _niw_posterior_params(omega, onehot, mu0, kappa0, nu0, psi0)
@@ -184,7 +273,38 @@ def sticks_and_components(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0)
 
 
 def dp_slice_update(key, state: DPState, omega, alpha, mu0, kappa0, nu0, psi0):
-    """One slice-sampler sweep (eqs. 5–9) given the frequencies ``omega`` (M, m)."""
+    """One sweep of the paper's DP slice sampler (eqs. 5–9) given the frequencies.
+
+    The sticks and components given ``z`` (:func:`sticks_and_components`), the slices
+    ``t_j ~ U(0, ϖ_{z_j})`` (eq. 5), then the assignments ``z_j ∝ 1(ϖ_k > t_j) N(ω_j | μ_k, Σ_k)``
+    (eq. 7). ``overflow`` is set when the stick mass left after the table is ``≥ min_j t_j`` (a
+    component outside the table could then receive a frequency).
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    state : DPState
+        The current state; its assignments ``z`` and ``overflow`` flag are read.
+    omega : jax.Array of shape (M, m)
+        The frequencies ``Ω``, one per row.
+    alpha : float
+        The DP concentration ``α``.
+    mu0 : jax.Array of shape (m,)
+        The NIW base mean ``μ0``.
+    kappa0 : float
+        The NIW prior's mean scaling ``κ0`` (``μ_k | Σ_k ~ N(μ0, Σ_k/κ0)``).
+    nu0 : float
+        The NIW prior's degrees of freedom ``ν0``.
+    psi0 : jax.Array of shape (m, m)
+        The NIW scale matrix ``Ψ0`` (``Σ_k ~ IW(Ψ0, ν0)``).
+
+    Returns
+    -------
+    state : DPState
+        The new sticks, components and assignments; ``overflow`` is the old flag or'ed with this
+        update's.
+    """
     Kc = state.nu.shape[0]
     k_draw, k_t, k_z = jax.random.split(key, 3)
     nu, mu, G, logdet = sticks_and_components(k_draw, state.z, omega, Kc, alpha, mu0, kappa0, nu0, psi0)
@@ -231,10 +351,28 @@ def niw_statistics(z, omega, n_slots, mu0, kappa0, nu0, psi0) -> NIWStatistics:
 
 
 def niw_predictive_log_density(x, stats: NIWStatistics, kappa0, nu0):
-    """``log p(x | ω's in slot k)`` for every slot: the NIW posterior predictive (a multivariate
-    t with ``ν_n - m + 1`` degrees of freedom), as the ratio of marginal likelihoods
-    ``Γ((ν_n+1)/2) / Γ((ν_n+1-m)/2) π^{-m/2} c^{m/2} |Ψ_n|^{-1/2} (1 + c uᵀΨ_n^{-1}u)^{-(ν_n+1)/2}``
-    with ``c = κ_n / (κ_n + 1)``, ``u = x - μ_n``."""
+    """The NIW posterior predictive ``log p(x | ω's in slot k)`` of a point, for every slot.
+
+    A multivariate t with ``ν_n - m + 1`` degrees of freedom, computed as the ratio of marginal
+    likelihoods ``Γ((ν_n+1)/2) / Γ((ν_n+1-m)/2) π^{-m/2} c^{m/2} |Ψ_n|^{-1/2}
+    (1 + c uᵀΨ_n^{-1}u)^{-(ν_n+1)/2}`` with ``c = κ_n / (κ_n + 1)``, ``u = x - μ_n``.
+
+    Parameters
+    ----------
+    x : jax.Array of shape (m,)
+        The point (a frequency).
+    stats : NIWStatistics
+        Each slot's NIW posterior: its count ``n_k``, ``μ_n``, ``Ψ_n^{-1}`` and ``log det Ψ_n``.
+    kappa0 : float
+        The NIW prior's mean scaling ``κ0`` (``κ_n = κ0 + n_k``).
+    nu0 : float
+        The NIW prior's degrees of freedom ``ν0`` (``ν_n = ν0 + n_k``).
+
+    Returns
+    -------
+    log_density : jax.Array of shape (Kc,)
+        ``log p(x | ω's in slot k)`` for each slot ``k``.
+    """
     m = x.shape[-1]
     u = x - stats.mean
     q = jnp.einsum("ki,kil,kl->k", u, stats.psi_inv, u)
@@ -269,9 +407,32 @@ def _rank_one(stats: NIWStatistics, k, x, sign, kappa0):
 
 
 def assignment_logits(x, stats: NIWStatistics, log_prior_pred, alpha, kappa0, nu0):
-    """``log p(z_j = k | z_{-j}, Ω) + const`` for the ``Kc`` slots and, last, for the mass
-    beyond the table: ``log E[ϖ_k | z_{-j}] + log p(ω_j | ω's in slot k)`` (``stats`` without
-    ``ω_j``; ``log_prior_pred`` its prior predictive)."""
+    """The collapsed assignment logits of one frequency, ``log p(z_j = k | z_{-j}, Ω) + const``.
+
+    For the ``Kc`` slots and, last, for the mass beyond the table:
+    ``log E[ϖ_k | z_{-j}] + log p(ω_j | ω's in slot k)``, with the sticks and the components
+    integrated out.
+
+    Parameters
+    ----------
+    x : jax.Array of shape (m,)
+        The frequency ``ω_j``.
+    stats : NIWStatistics
+        The slots' NIW posteriors without ``ω_j``.
+    log_prior_pred : float or jax.Array of shape ()
+        The prior predictive log density of ``ω_j`` (the term of the mass beyond the table).
+    alpha : float
+        The DP concentration ``α``.
+    kappa0 : float
+        The NIW prior's mean scaling ``κ0``.
+    nu0 : float
+        The NIW prior's degrees of freedom ``ν0``.
+
+    Returns
+    -------
+    logits : jax.Array of shape (Kc + 1,)
+        The unnormalised log probabilities of the slots, then of the mass beyond the table.
+    """
     log_w, log_rest = expected_log_weights(stats.counts, alpha)
     log_pred = niw_predictive_log_density(x, stats, kappa0, nu0)
     return jnp.concatenate([log_w + log_pred, (log_rest + log_prior_pred)[None]])
@@ -309,25 +470,88 @@ def _assignment_scan(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0, sign
 
 
 def collapsed_assignments(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0):
-    """One systematic scan of ``z_j | z_{-j}, Ω`` with the sticks and the components integrated
-    out (Neal 2000, Algorithm 3, on the labelled stick-breaking table):
+    """One collapsed Gibbs scan of the assignments (Neal 2000, Algorithm 3).
+
+    One systematic scan of ``z_j | z_{-j}, Ω`` with the sticks and the components integrated
+    out, on the labelled stick-breaking table:
     ``p(z_j = k | ·) ∝ E[ϖ_k | z_{-j}] · p(ω_j | ω's in slot k)``, the NIW predictive, so an
     empty slot offers the prior predictive rather than one fresh NIW draw. Choosing the mass
-    beyond the table sets the returned ``overflow`` flag (the frequency then goes to the last
-    slot)."""
+    beyond the table sets the returned ``overflow`` flag (the frequency then goes to the last slot).
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    z : jax.Array of shape (M,), dtype int
+        The slot of each frequency.
+    omega : jax.Array of shape (M, m)
+        The frequencies ``Ω``, one per row.
+    n_slots : int
+        The number of slots ``Kc`` of the table.
+    alpha : float
+        The DP concentration ``α``.
+    mu0 : jax.Array of shape (m,)
+        The NIW base mean ``μ0``.
+    kappa0 : float
+        The NIW prior's mean scaling ``κ0`` (``μ_k | Σ_k ~ N(μ0, Σ_k/κ0)``).
+    nu0 : float
+        The NIW prior's degrees of freedom ``ν0``.
+    psi0 : jax.Array of shape (m, m)
+        The NIW scale matrix ``Ψ0`` (``Σ_k ~ IW(Ψ0, ν0)``).
+
+    Returns
+    -------
+    z : jax.Array of shape (M,)
+        The new assignments, of ``z``'s dtype.
+    overflow : jax.Array of shape (), dtype bool
+        Whether a frequency chose the mass beyond the table.
+    """
     z, _, overflow = _assignment_scan(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0, False)
     return z, overflow
 
 
 def signed_assignments(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0):
-    """As :func:`collapsed_assignments`, but each visit draws the sign ``s_j`` of ``ω_j`` with its
-    slot: ``p(s_j, z_j = k | ·) ∝ E[ϖ_k | z_{-j}] · p(s_j ω_j | ω's in slot k)`` over ``s_j = ±1``.
-    Not in the paper: the random Fourier features of ``-ω_j`` are those of ``ω_j`` with the sine
-    negated, so flipping ``ω_j`` with its sine weight ``β_{sin,j}`` changes neither the labels'
-    likelihood nor ``β``'s zero-mean Gaussian prior, only the DP's density of ``ω_j``; the draw is
-    then the Gibbs conditional of ``(s_j, z_j)`` on that two-point orbit. A frequency whose mirror
-    image sits in another component can join it without crossing the origin. Returns ``(z, signs,
-    overflow)``: apply ``signs`` to the rows of ``Ω`` and to the sine weights of ``β``."""
+    """One collapsed Gibbs scan of the assignments that draws each frequency's sign with its slot.
+
+    As :func:`collapsed_assignments`, but each visit draws the sign ``s_j`` of ``ω_j`` with its
+    slot: ``p(s_j, z_j = k | ·) ∝ E[ϖ_k | z_{-j}] · p(s_j ω_j | ω's in slot k)`` over
+    ``s_j = ±1``. Not in the paper: the random Fourier features of ``-ω_j`` are those of ``ω_j``
+    with the sine negated, so flipping ``ω_j`` with its sine weight ``β_{sin,j}`` changes neither
+    the labels' likelihood nor ``β``'s zero-mean Gaussian prior, only the DP's density of ``ω_j``;
+    the draw is then the Gibbs conditional of ``(s_j, z_j)`` on that two-point orbit. A frequency
+    whose mirror image sits in another component can join it without crossing the origin.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    z : jax.Array of shape (M,), dtype int
+        The slot of each frequency.
+    omega : jax.Array of shape (M, m)
+        The frequencies ``Ω``, one per row.
+    n_slots : int
+        The number of slots ``Kc`` of the table.
+    alpha : float
+        The DP concentration ``α``.
+    mu0 : jax.Array of shape (m,)
+        The NIW base mean ``μ0``.
+    kappa0 : float
+        The NIW prior's mean scaling ``κ0`` (``μ_k | Σ_k ~ N(μ0, Σ_k/κ0)``).
+    nu0 : float
+        The NIW prior's degrees of freedom ``ν0``.
+    psi0 : jax.Array of shape (m, m)
+        The NIW scale matrix ``Ψ0`` (``Σ_k ~ IW(Ψ0, ν0)``).
+
+    Returns
+    -------
+    z : jax.Array of shape (M,)
+        The new assignments, of ``z``'s dtype.
+    signs : jax.Array of shape (M,)
+        ``s_j = ±1``, of ``omega``'s dtype: apply them to the rows of ``Ω`` and to the sine
+        weights of ``β``.
+    overflow : jax.Array of shape (), dtype bool
+        Whether a frequency chose the mass beyond the table (it then goes to the last slot).
+    """
     return _assignment_scan(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0, True)
 
 
@@ -355,20 +579,70 @@ def _log_evidence(stats: NIWStatistics, m, kappa0, nu0, psi0):
 
 
 def log_assignment_joint(z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0):
-    """``log p(z, Ω)`` on the table with the sticks and components integrated out: the target
-    of the collapsed and split–merge moves."""
+    """``log p(z, Ω)`` on the table with the sticks and the components integrated out.
+
+    The target of the collapsed and split–merge moves.
+
+    Parameters
+    ----------
+    z : jax.Array of shape (M,), dtype int
+        The slot of each frequency.
+    omega : jax.Array of shape (M, m)
+        The frequencies ``Ω``, one per row.
+    n_slots : int
+        The number of slots ``Kc`` of the table.
+    alpha : float
+        The DP concentration ``α``.
+    mu0 : jax.Array of shape (m,)
+        The NIW base mean ``μ0``.
+    kappa0 : float
+        The NIW prior's mean scaling ``κ0`` (``μ_k | Σ_k ~ N(μ0, Σ_k/κ0)``).
+    nu0 : float
+        The NIW prior's degrees of freedom ``ν0``.
+    psi0 : jax.Array of shape (m, m)
+        The NIW scale matrix ``Ψ0`` (``Σ_k ~ IW(Ψ0, ν0)``).
+
+    Returns
+    -------
+    log_joint : jax.Array of shape ()
+        ``log p(z, Ω)``.
+    """
     stats = niw_statistics(z, omega, n_slots, mu0, kappa0, nu0, psi0)
     log_evidence = _log_evidence(stats, omega.shape[1], kappa0, nu0, psi0)
     return _log_labelled_prior(stats.counts, alpha) + jnp.sum(log_evidence)
 
 
 def niw_scale_log_density(z, omega, n_slots, mu0, kappa0, nu0, prior):
-    """``t ↦ log p(t | z, Ω)`` up to a constant, for ``t = log ψ`` of the NIW scale matrix
-    ``Ψ0 = ψ I`` under ``ψ ~ Gamma(a, b)`` (``prior = (a, b)``, shape and rate), with every
-    component integrated out. The ``ψ``-dependent part of each occupied slot's evidence
-    (:func:`log_assignment_joint`) is ``(ν0 m/2) t − (ν_{n,k}/2) log|e^t I + S_k|`` with
-    ``S_k = Ψ_{n,k} − Ψ0`` (its scatter and mean terms), so the eigenvalues of ``S_k`` are
-    computed once; an empty slot's two terms cancel. Returns the function of ``t``."""
+    """The log density of the NIW scale ``t = log ψ`` given ``z`` and ``Ω``, the components integrated out.
+
+    ``t ↦ log p(t | z, Ω)`` up to a constant, for ``t = log ψ`` of the NIW scale matrix
+    ``Ψ0 = ψ I`` under ``ψ ~ Gamma(a, b)``, with every component integrated out. The
+    ``ψ``-dependent part of each occupied slot's evidence (:func:`log_assignment_joint`) is
+    ``(ν0 m/2) t − (ν_{n,k}/2) log|e^t I + S_k|`` with ``S_k = Ψ_{n,k} − Ψ0`` (its scatter and
+    mean terms), so the eigenvalues of ``S_k`` are computed once; an empty slot's two terms cancel.
+
+    Parameters
+    ----------
+    z : jax.Array of shape (M,), dtype int
+        The slot of each frequency.
+    omega : jax.Array of shape (M, m)
+        The frequencies ``Ω``, one per row.
+    n_slots : int
+        The number of slots ``Kc`` of the table.
+    mu0 : jax.Array of shape (m,)
+        The NIW base mean ``μ0``.
+    kappa0 : float
+        The NIW prior's mean scaling ``κ0`` (``μ_k | Σ_k ~ N(μ0, Σ_k/κ0)``).
+    nu0 : float
+        The NIW prior's degrees of freedom ``ν0``.
+    prior : tuple of (float, float)
+        ``(a, b)``, the shape and rate of the Gamma prior of ``ψ``.
+
+    Returns
+    -------
+    log_density : callable
+        The function ``t ↦ log p(t | z, Ω) + const`` of a scalar ``t``.
+    """
     m = omega.shape[1]
     onehot = jax.nn.one_hot(z, n_slots, dtype=omega.dtype)
     no_scale = jnp.zeros((m, m), omega.dtype)
@@ -384,15 +658,48 @@ def niw_scale_log_density(z, omega, n_slots, mu0, kappa0, nu0, prior):
 
 
 def sample_niw_scale(key, scale, z, omega, n_slots, mu0, kappa0, nu0, prior, width=1.0):
-    """One slice step (in ``log ψ``) of the NIW scale ``ψ`` given ``z`` and ``Ω``, the components
-    integrated out (:func:`niw_scale_log_density`). The caller must redraw the components given
-    the new ``ψ`` before anything conditions on them (both DP updates start by doing so)."""
+    """One slice step of the NIW scale ``ψ`` (in ``log ψ``) given ``z`` and ``Ω``.
+
+    The components are integrated out (:func:`niw_scale_log_density`). The caller must redraw
+    the components given the new ``ψ`` before anything conditions on them (both DP updates start
+    by doing so).
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    scale : float or jax.Array of shape ()
+        The current ``ψ`` (``Ψ0 = ψ I``).
+    z : jax.Array of shape (M,), dtype int
+        The slot of each frequency.
+    omega : jax.Array of shape (M, m)
+        The frequencies ``Ω``, one per row.
+    n_slots : int
+        The number of slots ``Kc`` of the table.
+    mu0 : jax.Array of shape (m,)
+        The NIW base mean ``μ0``.
+    kappa0 : float
+        The NIW prior's mean scaling ``κ0`` (``μ_k | Σ_k ~ N(μ0, Σ_k/κ0)``).
+    nu0 : float
+        The NIW prior's degrees of freedom ``ν0``.
+    prior : tuple of (float, float)
+        ``(a, b)``, the shape and rate of the Gamma prior of ``ψ``.
+    width : float, default=1.0
+        The width, in ``log ψ``, of the slice step's initial interval.
+
+    Returns
+    -------
+    scale : jax.Array of shape ()
+        The new ``ψ``.
+    """
     log_density = niw_scale_log_density(z, omega, n_slots, mu0, kappa0, nu0, prior)
     return jnp.exp(slice_step(key, jnp.log(scale), log_density, width))
 
 
 def spectral_scale_log_density(z, omega, n_slots, mu0, kappa0, nu0, psi, prior, log_likelihood):
-    """``t ↦ log`` density of the scaled spectrum ``(e^t Ω, e^{2t} ψ)`` up to a constant, for a
+    """The log density of the spectrum's overall log-scale ``t``, for a generalised Gibbs step.
+
+    ``t ↦ log`` density of the scaled spectrum ``(e^t Ω, e^{2t} ψ)`` up to a constant, for a
     generalised Gibbs step (Liu & Sabatti 2000) along the kernel's overall length-scale: the label
     term ``log_likelihood(e^t Ω)``, ``log p(e^t Ω | z, Ψ0 = e^{2t} ψ I)`` with the components
     integrated out (the ``t``-dependent part of :func:`log_assignment_joint`), the Gamma
@@ -402,9 +709,36 @@ def spectral_scale_log_density(z, omega, n_slots, mu0, kappa0, nu0, psi, prior, 
     it at once.
 
     With ``c = e^t`` and ``ψ_t`` the scaled (or fixed) ``ψ``, an occupied slot's
-    ``Ψ_n = ψ_t I + c² S + w (c ω̄ − μ0)(c ω̄ − μ0)ᵀ`` (``S`` its scatter, ``w = κ0 n/(κ0 + n)``), so
-    its log-determinant follows from the eigenvalues of ``S``, computed once, and the
-    determinant lemma: each evaluation costs ``O(Kc m)``."""
+    ``Ψ_n = ψ_t I + c² S + w (c ω̄ − μ0)(c ω̄ − μ0)ᵀ`` (``S`` its scatter, ``w = κ0 n/(κ0 + n)``),
+    so its log-determinant follows from the eigenvalues of ``S``, computed once, and the
+    determinant lemma: each evaluation costs ``O(Kc m)``.
+
+    Parameters
+    ----------
+    z : jax.Array of shape (M,), dtype int
+        The slot of each frequency.
+    omega : jax.Array of shape (M, m)
+        The frequencies ``Ω``, one per row.
+    n_slots : int
+        The number of slots ``Kc`` of the table.
+    mu0 : jax.Array of shape (m,)
+        The NIW base mean ``μ0``.
+    kappa0 : float
+        The NIW prior's mean scaling ``κ0`` (``μ_k | Σ_k ~ N(μ0, Σ_k/κ0)``).
+    nu0 : float
+        The NIW prior's degrees of freedom ``ν0``.
+    psi : float or jax.Array of shape ()
+        The current NIW scale ``ψ`` (``Ψ0 = ψ I``).
+    prior : tuple of (float, float) or None
+        ``(a, b)``, the shape and rate of the Gamma prior of ``ψ``; None: ``ψ`` fixed.
+    log_likelihood : callable
+        The labels' log-likelihood as a function of the frequencies ``(M, m)``, a scalar.
+
+    Returns
+    -------
+    log_density : callable
+        The function ``t ↦ log p(t | ·) + const`` of a scalar ``t``.
+    """
     M, m = omega.shape
     counts, _, mean, scatter = _slot_moments(omega, jax.nn.one_hot(z, n_slots, dtype=omega.dtype))
     eig, vecs = jnp.linalg.eigh(scatter)
@@ -431,25 +765,87 @@ def spectral_scale_log_density(z, omega, n_slots, mu0, kappa0, nu0, psi, prior, 
 
 
 def sample_spectral_scale(key, omega, psi, z, n_slots, mu0, kappa0, nu0, prior, log_likelihood, width=0.1):
-    """One slice step of ``t`` under :func:`spectral_scale_log_density` from ``t = 0``; returns
-    ``(e^t Ω, e^{2t} ψ)`` (``ψ`` unchanged with ``prior=None``). The caller must redraw the DP
-    components given the new ``(Ω, ψ)`` before anything conditions on them."""
+    """One slice step of the spectrum's overall scale: ``(Ω, ψ) → (e^t Ω, e^{2t} ψ)``.
+
+    A slice step of ``t`` under :func:`spectral_scale_log_density` from ``t = 0``. The caller must
+    redraw the DP components given the new ``(Ω, ψ)`` before anything conditions on them.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    omega : jax.Array of shape (M, m)
+        The frequencies ``Ω``, one per row.
+    psi : float or jax.Array of shape ()
+        The current NIW scale ``ψ`` (``Ψ0 = ψ I``).
+    z : jax.Array of shape (M,), dtype int
+        The slot of each frequency.
+    n_slots : int
+        The number of slots ``Kc`` of the table.
+    mu0 : jax.Array of shape (m,)
+        The NIW base mean ``μ0``.
+    kappa0 : float
+        The NIW prior's mean scaling ``κ0`` (``μ_k | Σ_k ~ N(μ0, Σ_k/κ0)``).
+    nu0 : float
+        The NIW prior's degrees of freedom ``ν0``.
+    prior : tuple of (float, float) or None
+        ``(a, b)``, the shape and rate of the Gamma prior of ``ψ``; None: ``ψ`` fixed.
+    log_likelihood : callable
+        The labels' log-likelihood as a function of the frequencies ``(M, m)``, a scalar.
+    width : float, default=0.1
+        The width, in ``t``, of the slice step's initial interval.
+
+    Returns
+    -------
+    omega : jax.Array of shape (M, m)
+        ``e^t Ω``.
+    psi : jax.Array of shape () or float
+        ``e^{2t} ψ`` (``ψ`` unchanged with ``prior=None``).
+    """
     log_density = spectral_scale_log_density(z, omega, n_slots, mu0, kappa0, nu0, psi, prior, log_likelihood)
     t = slice_step(key, jnp.zeros((), omega.dtype), log_density, width)
     return jnp.exp(t) * omega, psi * jnp.exp(2.0 * t) if prior is not None else psi
 
 
 def split_merge_step(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0):
-    """One sequentially-allocated split–merge Metropolis–Hastings step on ``z`` given ``Ω``
-    (Dahl 2005; Jain & Neal 2004), exact for ``p(z | Ω)`` on the table.
+    """One sequentially-allocated split–merge Metropolis–Hastings step on the assignments.
 
-    An ordered pair ``i ≠ j`` is drawn. If they share a component, the split proposal moves
+    A step on ``z`` given ``Ω`` (Dahl 2005; Jain & Neal 2004), exact for ``p(z | Ω)`` on the
+    table. An ordered pair ``i ≠ j`` is drawn. If they share a component, the split proposal moves
     ``i`` to an empty slot chosen uniformly and allocates the component's other frequencies, in
     random order, to ``i``'s or ``j``'s side with probability ∝ size × NIW predictive given the
     side so far; else the merge proposal moves ``i``'s component into ``j``'s. With ``q`` the
     probability of the allocation and ``E`` the empty slots after a merge, a split is accepted
-    with ``min(1, p(z_split) E / (p(z_merged) q))`` and a merge with the inverse ratio. Returns
-    ``(z, accepted)``."""
+    with ``min(1, p(z_split) E / (p(z_merged) q))`` and a merge with the inverse ratio.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    z : jax.Array of shape (M,), dtype int
+        The slot of each frequency.
+    omega : jax.Array of shape (M, m)
+        The frequencies ``Ω``, one per row.
+    n_slots : int
+        The number of slots ``Kc`` of the table.
+    alpha : float
+        The DP concentration ``α``.
+    mu0 : jax.Array of shape (m,)
+        The NIW base mean ``μ0``.
+    kappa0 : float
+        The NIW prior's mean scaling ``κ0`` (``μ_k | Σ_k ~ N(μ0, Σ_k/κ0)``).
+    nu0 : float
+        The NIW prior's degrees of freedom ``ν0``.
+    psi0 : jax.Array of shape (m, m)
+        The NIW scale matrix ``Ψ0`` (``Σ_k ~ IW(Ψ0, ν0)``).
+
+    Returns
+    -------
+    z : jax.Array of shape (M,)
+        The assignments after the step (``z`` itself if rejected).
+    accepted : jax.Array of shape (), dtype bool
+        Whether the proposal was accepted.
+    """
     M = z.shape[0]
     k_i, k_j, k_slot, k_perm, k_alloc, k_acc = jax.random.split(key, 6)
     i = jax.random.randint(k_i, (), 0, M)
@@ -498,9 +894,39 @@ def split_merge_step(key, z, omega, n_slots, alpha, mu0, kappa0, nu0, psi0):
 
 
 def dp_collapsed_update(key, state: DPState, omega, alpha, mu0, kappa0, nu0, psi0, n_split_merge=0):
-    """``n_split_merge`` split–merge steps (:func:`split_merge_step`), one scan of collapsed
-    assignments (:func:`collapsed_assignments`), then the sticks and components given them:
-    each step leaves ``p(z, ν, μ, Σ | Ω)`` invariant."""
+    """The collapsed DP update: split–merge steps, a collapsed scan, then the sticks and components.
+
+    ``n_split_merge`` split–merge steps (:func:`split_merge_step`), one scan of collapsed
+    assignments (:func:`collapsed_assignments`), then the sticks and components given them
+    (:func:`sticks_and_components`): each step leaves ``p(z, ν, μ, Σ | Ω)`` invariant.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    state : DPState
+        The current state; its assignments ``z`` and ``overflow`` flag are read.
+    omega : jax.Array of shape (M, m)
+        The frequencies ``Ω``, one per row.
+    alpha : float
+        The DP concentration ``α``.
+    mu0 : jax.Array of shape (m,)
+        The NIW base mean ``μ0``.
+    kappa0 : float
+        The NIW prior's mean scaling ``κ0`` (``μ_k | Σ_k ~ N(μ0, Σ_k/κ0)``).
+    nu0 : float
+        The NIW prior's degrees of freedom ``ν0``.
+    psi0 : jax.Array of shape (m, m)
+        The NIW scale matrix ``Ψ0`` (``Σ_k ~ IW(Ψ0, ν0)``).
+    n_split_merge : int, default=0
+        The number of split–merge steps before the scan.
+
+    Returns
+    -------
+    state : DPState
+        The new sticks, components and assignments; ``overflow`` is the old flag or'ed with this
+        update's.
+    """
     Kc = state.nu.shape[0]
     k_sm, k_z, k_draw = jax.random.split(key, 3)
 
@@ -514,9 +940,32 @@ def dp_collapsed_update(key, state: DPState, omega, alpha, mu0, kappa0, nu0, psi
 
 
 def sample_from_components(key_z, key_omega, weights, mu, prec_sqrt, n):
-    """``n`` draws ``z_j ~ Cat(ϖ)`` renormalised over the table and ``ω_j ~ N(μ_{z_j}, Σ_{z_j})``
-    given the stick weights ``ϖ`` (:func:`stick_weights`) and the components ``(μ, G)``:
-    ``(z, Ω)``, ``z`` int32."""
+    """Draw frequencies from the DP's table: ``z_j ~ Cat(ϖ)``, then ``ω_j ~ N(μ_{z_j}, Σ_{z_j})``.
+
+    The categorical draw is renormalised over the table.
+
+    Parameters
+    ----------
+    key_z : jax.Array
+        A JAX PRNG key for the assignments.
+    key_omega : jax.Array
+        A JAX PRNG key for the frequencies.
+    weights : jax.Array of shape (Kc,)
+        The stick weights ``ϖ`` (:func:`stick_weights`).
+    mu : jax.Array of shape (Kc, m)
+        The components' means ``μ_k``.
+    prec_sqrt : jax.Array of shape (Kc, m, m)
+        ``G_k`` with ``Σ_k^{-1} = G_k G_kᵀ``.
+    n : int
+        The number of draws.
+
+    Returns
+    -------
+    z : jax.Array of shape (n,), dtype int32
+        The component of each draw.
+    omega : jax.Array of shape (n, m)
+        The frequencies ``ω_j``.
+    """
     z = jax.random.categorical(key_z, jnp.log(weights), shape=(n,)).astype(jnp.int32)
     eps = jax.random.normal(key_omega, (n, mu.shape[1]), dtype=mu.dtype)
     # ω = μ + Σ^{1/2} ε with Σ^{1/2} = G^{-T}
@@ -524,10 +973,38 @@ def sample_from_components(key_z, key_omega, weights, mu, prec_sqrt, n):
 
 
 def dp_prior_draw(key, capacity, n_frequencies, alpha, mu0, kappa0, nu0, psi0):
-    """Draw the DP state and ``Ω`` from the prior truncated to ``capacity`` slots: sticks, NIW
-    components, ``z_j ~ Cat(ϖ)`` renormalised over the table and ``ω_j ~ N(μ_{z_j}, Σ_{z_j})``.
-    ``overflow`` is set when the stick mass left after the table exceeds 1e-6 (the truncation
-    is then not negligible: increase ``capacity``)."""
+    """Draw the DP state and the frequencies from the prior truncated to ``capacity`` slots.
+
+    Sticks, NIW components, ``z_j ~ Cat(ϖ)`` renormalised over the table and
+    ``ω_j ~ N(μ_{z_j}, Σ_{z_j})``. ``overflow`` is set when the stick mass left after the table
+    exceeds 1e-6 (the truncation is then not negligible: increase ``capacity``).
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    capacity : int
+        The number of slots ``Kc`` of the table.
+    n_frequencies : int
+        The number of frequencies ``M``.
+    alpha : float
+        The DP concentration ``α``.
+    mu0 : jax.Array of shape (m,)
+        The NIW base mean ``μ0``.
+    kappa0 : float
+        The NIW prior's mean scaling ``κ0`` (``μ_k | Σ_k ~ N(μ0, Σ_k/κ0)``).
+    nu0 : float
+        The NIW prior's degrees of freedom ``ν0``.
+    psi0 : jax.Array of shape (m, m)
+        The NIW scale matrix ``Ψ0`` (``Σ_k ~ IW(Ψ0, ν0)``).
+
+    Returns
+    -------
+    state : DPState
+        The sticks, components and assignments, and the ``overflow`` flag.
+    omega : jax.Array of shape (M, m)
+        The frequencies, of ``mu0``'s dtype.
+    """
     m = mu0.shape[0]
     k_nu, k_niw, k_z, k_w = jax.random.split(key, 4)
     dtype = mu0.dtype

@@ -53,12 +53,40 @@ def _metropolis(key, x, z, delta):
 
 
 def rowwise_hmc_step(key, x, potential_rows, step_size, n_steps, mass_chol=None, jitter=0.2):
-    """One HMC transition for every row of ``x`` (N, d) targeting ``∏_n exp(-U_n(x_n))``.
+    """One HMC transition for every row of ``x`` (N, d), targeting ``∏_n exp(-U_n(x_n))``.
 
-    ``potential_rows(x) -> (N,)``; one reverse pass of it gives every row's gradient because
-    the rows do not interact. ``mass_chol`` is the lower Cholesky factor ``L`` of a mass matrix
-    shared by all rows: momentum ``p = L ε``; the velocity ``M^{-1} p`` uses the d×d inverse
-    ``L^{-T} L^{-1}`` formed once per call by triangular solves (d is small, N is large).
+    One trajectory and one Metropolis test per row. One reverse pass of ``potential_rows``
+    gives every row's gradient because the rows do not interact. The momentum is ``p = L ε``;
+    the velocity ``M^{-1} p`` uses the d×d inverse ``L^{-T} L^{-1}`` formed once per call by
+    triangular solves (d is small, N is large). A non-finite proposal has acceptance
+    probability 0: it is never returned.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    x : jax.Array of shape (N, d)
+        The current position, one row per independent target.
+    potential_rows : callable
+        ``x ↦ (U_n(x_n))_n``, the rows' potentials, shape ``(N,)``.
+    step_size : float or jax.Array of shape ()
+        The leapfrog step size, shared by the rows.
+    n_steps : int
+        The number of leapfrog steps.
+    mass_chol : jax.Array of shape (d, d) or None, default=None
+        The lower Cholesky factor ``L`` of a mass matrix ``M = L Lᵀ`` shared by all rows; None:
+        the identity.
+    jitter : float, default=0.2
+        Each row's step size is drawn uniformly in ``step_size · (1 ± jitter)``.
+
+    Returns
+    -------
+    x : jax.Array of shape (N, d)
+        The new position.
+    accept_prob : jax.Array of shape (N,)
+        Each row's acceptance probability.
+    diverging : jax.Array of shape (N,), dtype bool
+        Whether each row's energy error exceeded :data:`DIVERGENCE_THRESHOLD`.
     """
     N, d = x.shape
     k_eps, k_p, k_u = jax.random.split(key, 3)
@@ -80,7 +108,34 @@ def rowwise_hmc_step(key, x, potential_rows, step_size, n_steps, mass_chol=None,
 
 
 def joint_hmc_step(key, x, potential, step_size, n_steps, jitter=0.2):
-    """One HMC transition (identity mass, jittered step size) on the whole array ``x``."""
+    """One HMC transition (identity mass, jittered step size) on the whole array ``x``.
+
+    A non-finite proposal has acceptance probability 0: it is never returned.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    x : jax.Array
+        The current position, any shape.
+    potential : callable
+        ``x ↦ U(x)``, the potential (negative log density), a scalar.
+    step_size : float or jax.Array of shape ()
+        The leapfrog step size.
+    n_steps : int
+        The number of leapfrog steps.
+    jitter : float, default=0.2
+        The step size is drawn uniformly in ``step_size · (1 ± jitter)``.
+
+    Returns
+    -------
+    x : jax.Array of the shape of ``x``
+        The new position.
+    accept_prob : jax.Array of shape ()
+        The acceptance probability.
+    diverging : jax.Array of shape (), dtype bool
+        Whether the energy error exceeded :data:`DIVERGENCE_THRESHOLD`.
+    """
     k_eps, k_p, k_u = jax.random.split(key, 3)
     eps = step_size * (1.0 + jitter * (2.0 * jax.random.uniform(k_eps, (), dtype=x.dtype) - 1.0))
     p0 = jax.random.normal(k_p, x.shape, dtype=x.dtype)

@@ -86,7 +86,28 @@ def _row_weights(H, rows):
 
 
 def axis_statistics(H, Ws, r, omega, dp: DPState, rows=None) -> AxisStatistics:
-    """:class:`AxisStatistics` of a state; ``rows``: the rows of ``H`` that move (bool, default all)."""
+    """The :class:`AxisStatistics` of a state: what the moves' densities need from it.
+
+    Parameters
+    ----------
+    H : jax.Array of shape (N, m)
+        The shared latent ``H``.
+    Ws : sequence of jax.Array of shape (D_i, m)
+        The loadings ``W_i`` of each view.
+    r : jax.Array of shape (V, m)
+        The ARD precisions ``r_ij``.
+    omega : jax.Array of shape (M, m)
+        The frequencies ``Ω``.
+    dp : DPState
+        The DP table (its components in use move with the map).
+    rows : jax.Array of shape (N,), dtype bool, or None, default=None
+        The rows of ``H`` that move; None: all.
+
+    Returns
+    -------
+    stats : AxisStatistics
+        The Gram matrices, ARD precisions and DP components of the state.
+    """
     w = _row_weights(H, rows)
     return AxisStatistics(
         n_rows=jnp.sum(w),
@@ -102,7 +123,25 @@ def axis_statistics(H, Ws, r, omega, dp: DPState, rows=None) -> AxisStatistics:
 
 
 def latent_scale_log_density(t, stats: AxisStatistics, prior: AxisPrior):
-    """Log density (up to a constant) of the log-scales ``t`` (m,) (module docstring)."""
+    """The log density, up to a constant, of the latent axes' log-scales ``t``.
+
+    The density of the scale move, given in the module docstring
+    (:mod:`bayesmv.inference.latent_axes`).
+
+    Parameters
+    ----------
+    t : jax.Array of shape (m,)
+        The log-scales ``t_j``, one per axis.
+    stats : AxisStatistics
+        The state's statistics (:func:`axis_statistics`).
+    prior : AxisPrior
+        The prior constants.
+
+    Returns
+    -------
+    log_density : jax.Array of shape ()
+        The log density of ``t``, up to a constant.
+    """
     s = jnp.exp(2.0 * t)
     out = jnp.sum(stats.n_rows * t - 0.5 * s * jnp.diagonal(stats.h_gram))
     out += jnp.sum(2.0 * prior.a_r * stats.r.shape[0] * t - prior.b_r * s * jnp.sum(stats.r, 0))
@@ -118,7 +157,24 @@ def latent_scale_log_density(t, stats: AxisStatistics, prior: AxisPrior):
 
 
 def draw_scales(key, stats: AxisStatistics, prior: AxisPrior, width=0.25):
-    """The scale move's log-scales ``t`` (m,): each ``t_j`` in turn by a slice step from 0."""
+    """The scale move's log-scales ``t``: each ``t_j`` in turn by a slice step from 0.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    stats : AxisStatistics
+        The state's statistics (:func:`axis_statistics`).
+    prior : AxisPrior
+        The prior constants.
+    width : float, default=0.25
+        The width of each slice step's initial interval.
+
+    Returns
+    -------
+    t : jax.Array of shape (m,)
+        The log-scales ``t_j``.
+    """
     m = stats.h_gram.shape[0]
 
     def axis(j, t):
@@ -143,8 +199,28 @@ def _scaled(stats: AxisStatistics, d) -> AxisStatistics:
 
 
 def shear_conditional(j, k, stats: AxisStatistics, prior: AxisPrior):
-    """``(precision, linear)`` of the Gaussian conditional of the shear ``ε`` of axis ``k`` along
-    ``j``: log density ``−½ precision ε² + linear ε`` (module docstring)."""
+    """The Gaussian conditional of the shear ``ε`` of axis ``k`` along ``j``.
+
+    Its log density is ``−½ precision ε² + linear ε`` (module docstring).
+
+    Parameters
+    ----------
+    j : int
+        The axis that ``k`` is sheared along.
+    k : int
+        The sheared axis, ``k ≠ j``.
+    stats : AxisStatistics
+        The state's statistics (:func:`axis_statistics`).
+    prior : AxisPrior
+        The prior constants.
+
+    Returns
+    -------
+    precision : jax.Array of shape ()
+        The precision of ``ε``.
+    linear : jax.Array of shape ()
+        The linear coefficient: ``ε`` has mean ``linear / precision``.
+    """
     precision = stats.h_gram[j, j] + stats.r[:, j] @ stats.w_grams[:, k, k]
     linear = -stats.h_gram[j, k] + stats.r[:, j] @ stats.w_grams[:, j, k]
     if prior.spectrum == "gaussian":
@@ -180,9 +256,29 @@ def _sheared(stats: AxisStatistics, j, k, eps) -> AxisStatistics:
 
 
 def draw_shears(key, stats: AxisStatistics, prior: AxisPrior, n_pairs=None):
-    """The shear move: ``n_pairs`` ordered pairs ``(j, k)``, ``j ≠ k``, drawn uniformly at random
-    (every pair in turn when None), each ``ε`` from its conditional given the shears before it.
-    Returns the composed map and its inverse ``(A, A⁻¹)``."""
+    """The shear move: shears of ordered pairs of axes, each ``ε`` from its Gaussian conditional.
+
+    ``n_pairs`` ordered pairs ``(j, k)``, ``j ≠ k``, drawn uniformly at random (every pair in turn
+    when None), each ``ε`` from its conditional given the shears before it.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    stats : AxisStatistics
+        The state's statistics (:func:`axis_statistics`).
+    prior : AxisPrior
+        The prior constants.
+    n_pairs : int or None, default=None
+        The number of pairs drawn; None: every ordered pair once, in turn.
+
+    Returns
+    -------
+    A : jax.Array of shape (m, m)
+        The composed map.
+    A_inv : jax.Array of shape (m, m)
+        Its inverse ``A⁻¹``.
+    """
     m = stats.h_gram.shape[0]
     eye = jnp.eye(m, dtype=stats.h_gram.dtype)
     k_pairs, k_eps = jax.random.split(key)
@@ -206,9 +302,49 @@ def draw_shears(key, stats: AxisStatistics, prior: AxisPrior, n_pairs=None):
 
 
 def apply_axis_map(A, A_inv, log_det, r_scale, H, Ws, r, omega, dp: DPState, rows=None, spectrum="dp"):
-    """The group's action (module docstring) of ``A`` (``log |det A|`` = ``log_det``) on a state,
-    with ``r → r ⊙ r_scale``. Returns ``(H, Ws, r, omega, dp)``; the DP table changes in the
-    components in use only, and not at all under the Gaussian spectrum."""
+    """The group's action (module docstring) of ``A`` on a state, with ``r → r ⊙ r_scale``.
+
+    The DP table changes in the components in use only, and not at all under the Gaussian
+    spectrum.
+
+    Parameters
+    ----------
+    A : jax.Array of shape (m, m)
+        The map.
+    A_inv : jax.Array of shape (m, m)
+        Its inverse.
+    log_det : float or jax.Array of shape ()
+        ``log |det A|``.
+    r_scale : jax.Array of shape (m,)
+        The factor of each axis' ARD precisions.
+    H : jax.Array of shape (N, m)
+        The shared latent ``H``.
+    Ws : sequence of jax.Array of shape (D_i, m)
+        The loadings ``W_i`` of each view.
+    r : jax.Array of shape (V, m)
+        The ARD precisions ``r_ij``.
+    omega : jax.Array of shape (M, m)
+        The frequencies ``Ω``.
+    dp : DPState
+        The DP table (its components in use move with the map).
+    rows : jax.Array of shape (N,), dtype bool, or None, default=None
+        The rows of ``H`` that move; None: all.
+    spectrum : {"dp", "gaussian"}, default="dp"
+        The spectral prior; under ``"gaussian"`` the DP table is left unchanged.
+
+    Returns
+    -------
+    H : jax.Array of shape (N, m)
+        The mapped ``H``.
+    Ws : tuple of jax.Array of shape (D_i, m)
+        The mapped loadings.
+    r : jax.Array of shape (V, m)
+        The mapped ARD precisions.
+    omega : jax.Array of shape (M, m)
+        The mapped frequencies.
+    dp : DPState
+        The mapped DP table.
+    """
     H = jnp.where(_row_weights(H, rows)[:, None] > 0, H @ A, H)
     if spectrum == "dp":
         used = component_counts(dp) > 0
@@ -221,9 +357,43 @@ def apply_axis_map(A, A_inv, log_det, r_scale, H, Ws, r, omega, dp: DPState, row
 
 
 def move_latent_axes(key, H, Ws, r, omega, dp: DPState, prior: AxisPrior, rows=None):
-    """The scale move on every axis, then the shear move on ``m`` random ordered pairs (each pair
-    about once in ``m - 1`` sweeps, at an eighth of the cost of all pairs for m = 10), on the rows
-    ``rows`` of ``H`` (bool, default all). Returns ``(H, Ws, r, omega, dp)``."""
+    """The latent-axis moves: the scale move on every axis, then the shear move on ``m`` random pairs.
+
+    The shear move draws ``m`` random ordered pairs (each pair about once in ``m - 1`` sweeps),
+    on the rows ``rows`` of ``H``.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    H : jax.Array of shape (N, m)
+        The shared latent ``H``.
+    Ws : sequence of jax.Array of shape (D_i, m)
+        The loadings ``W_i`` of each view.
+    r : jax.Array of shape (V, m)
+        The ARD precisions ``r_ij``.
+    omega : jax.Array of shape (M, m)
+        The frequencies ``Ω``.
+    dp : DPState
+        The DP table (its components in use move with the map).
+    prior : AxisPrior
+        The prior constants.
+    rows : jax.Array of shape (N,), dtype bool, or None, default=None
+        The rows of ``H`` that move; None: all.
+
+    Returns
+    -------
+    H : jax.Array of shape (N, m)
+        The mapped ``H``.
+    Ws : tuple of jax.Array of shape (D_i, m)
+        The mapped loadings.
+    r : jax.Array of shape (V, m)
+        The mapped ARD precisions.
+    omega : jax.Array of shape (M, m)
+        The mapped frequencies.
+    dp : DPState
+        The mapped DP table.
+    """
     k_scale, k_shear = jax.random.split(key)
     stats = axis_statistics(H, Ws, r, omega, dp, rows)
     t = draw_scales(k_scale, stats, prior)

@@ -16,12 +16,31 @@ __all__ = ["elliptical_slice_step", "slice_step"]
 
 
 def slice_step(key, x0, logpdf, width=1.0, max_steps=32):
-    """One slice-sampling transition from ``x0`` for ``exp(logpdf(x))`` (unnormalised).
+    """One univariate slice-sampling transition from ``x0`` for ``exp(logpdf(x))`` (unnormalised).
 
     The slice level is ``logpdf(x0) - Exp(1)``; an interval of ``width`` placed at random around
-    ``x0`` is stepped out at most ``max_steps`` widths in total (Neal's Fig. 3, the step budget
-    split at random between the sides), then shrunk towards ``x0`` until a point on the slice is
-    drawn (Fig. 5). ``logpdf(x0)`` must be finite."""
+    ``x0`` is stepped out at most ``max_steps`` widths in total (Neal 2003, Fig. 3, the step
+    budget split at random between the sides), then shrunk towards ``x0`` until a point on the
+    slice is drawn (Fig. 5). ``logpdf(x0)`` must be finite.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    x0 : float or jax.Array of shape ()
+        The current point.
+    logpdf : callable
+        The target's log density up to a constant, a scalar function of a scalar.
+    width : float, default=1.0
+        The width of the initial interval, and of each step out.
+    max_steps : int, default=32
+        The most widths the stepped-out interval spans.
+
+    Returns
+    -------
+    x : jax.Array of shape ()
+        The new point.
+    """
     k_level, k_place, k_split, k_shrink = jax.random.split(key, 4)
     dtype = jnp.result_type(x0, float)
     level = logpdf(x0) - jax.random.exponential(k_level, (), dtype)
@@ -62,10 +81,26 @@ def slice_step(key, x0, logpdf, width=1.0, max_steps=32):
 
 
 def elliptical_slice_step(key, x0, log_likelihood):
-    """One elliptical slice-sampling transition (Murray, Adams & MacKay 2010, Fig. 2) for a
-    target ``N(x; 0, I) exp(log_likelihood(x))``: ``x`` moves on the ellipse through ``x0`` and an
-    auxiliary prior draw, the angle bracket shrinking until a point above the slice level is
-    found. Leaves that target invariant; any array shape."""
+    """One elliptical slice-sampling transition (Murray, Adams & MacKay 2010, Fig. 2).
+
+    For a target ``N(x; 0, I) exp(log_likelihood(x))``: ``x`` moves on the ellipse through ``x0``
+    and an auxiliary prior draw, the angle bracket shrinking until a point above the slice level
+    is found. Leaves that target invariant; any array shape.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    x0 : jax.Array
+        The current point, any shape.
+    log_likelihood : callable
+        The log-likelihood, a scalar function of an array of ``x0``'s shape.
+
+    Returns
+    -------
+    x : jax.Array of the shape of ``x0``
+        The new point.
+    """
     k_nu, k_level, k_angle, k_shrink = jax.random.split(key, 4)
     dtype = x0.dtype
     nu = jax.random.normal(k_nu, x0.shape, dtype)

@@ -40,9 +40,33 @@ def _by_frequency(phi):
 
 
 def weights_proposal(x, f_rest, y, valid, v, C):
-    """The Laplace approximation ``(b, chol A)`` of ``p(β_j | ·) ∝ N(β_j | 0, I/v) Π_n σ(y_n
-    (f_rest,n + x_nᵀβ_j))^C`` for features ``x`` (``(N, 2)``): ``NEWTON_STEPS`` Newton steps
-    from 0, ``A`` the negative Hessian at the result."""
+    """The Laplace approximation of one frequency's weights ``p(β_j | ·)``, the proposal of step 2.
+
+    ``p(β_j | ·) ∝ N(β_j | 0, I/v) Π_n σ(y_n (f_rest,n + x_nᵀβ_j))^C`` for features ``x``:
+    ``NEWTON_STEPS`` Newton steps from 0, ``A`` the negative Hessian at the result.
+
+    Parameters
+    ----------
+    x : jax.Array of shape (N, 2)
+        The frequency's cosine and sine features.
+    f_rest : jax.Array of shape (N,)
+        The decision values without this frequency's terms.
+    y : jax.Array of shape (N,)
+        The labels ``y_n = ±1``.
+    valid : jax.Array of shape (N,), dtype bool
+        The rows whose label counts (False only on the padding rows of a sharded run).
+    v : float or jax.Array of shape ()
+        The prior precision ``v`` of ``β``.
+    C : float
+        The weight of each label's log-likelihood.
+
+    Returns
+    -------
+    mean : jax.Array of shape (2,)
+        The approximation's mean ``b``.
+    chol : jax.Array of shape (2, 2)
+        The lower Cholesky factor of its precision ``A``.
+    """
     w = C * valid.astype(x.dtype)
 
     def grad_hess(b):
@@ -66,10 +90,43 @@ def _gaussian_log_density(x, mean, chol_prec):
 
 
 def relocate_frequencies(key, H, omega, beta, v, dp: DPState, y, valid, C):
-    """One relocation proposal per frequency, in order ``j = 0..M-1`` (module docstring); the
-    proposals of steps 1 and the random numbers are drawn up front, the Laplace fits and the
-    accept tests run in turn. Returns ``(Ω, β, z, acceptance rate)``; ``dp``'s sticks and
-    components are unchanged."""
+    """One relocation proposal per frequency, in order ``j = 0..M-1`` (module docstring).
+
+    The proposals of step 1 and the random numbers are drawn up front; the Laplace fits and the
+    accept tests run in turn. ``dp``'s sticks and components are unchanged.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    H : jax.Array of shape (N, m)
+        The shared latent ``H``.
+    omega : jax.Array of shape (M, m)
+        The current frequencies ``Ω``.
+    beta : jax.Array of shape (2M + 1,)
+        The current weights ``β`` (cosines, then sines, then the bias).
+    v : float or jax.Array of shape ()
+        The prior precision ``v`` of ``β``.
+    dp : DPState
+        The DP table: sticks, components and assignments.
+    y : jax.Array of shape (N,)
+        The labels ``y_n = ±1``.
+    valid : jax.Array of shape (N,), dtype bool
+        The rows whose label counts (False only on the padding rows of a sharded run).
+    C : float
+        The weight of each label's log-likelihood.
+
+    Returns
+    -------
+    omega : jax.Array of shape (M, m)
+        The new frequencies.
+    beta : jax.Array of shape (2M + 1,)
+        The new weights.
+    z : jax.Array of shape (M,)
+        The new assignments.
+    acceptance_rate : jax.Array of shape ()
+        The fraction of the ``M`` proposals accepted.
+    """
     M = omega.shape[0]
     k_comp, k_omega, k_beta, k_u = jax.random.split(key, 4)
     proposed_z, proposed = sample_from_components(

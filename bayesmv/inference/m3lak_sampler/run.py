@@ -385,39 +385,108 @@ def run_m3lak(
 ) -> M3LAKPosterior:
     """Run the composite M3LAK kernel through :class:`numpyro.infer.MCMC`.
 
-    ``Xs``: list of float arrays (N, D_i), all-NaN rows = missing views; ``y``: ±1 labels.
-    Returns :class:`M3LAKPosterior` (samples grouped by chain). For ``"sequential"``,
-    ``"vectorized"`` and ``"processes"`` chains the compiled loop is cached across calls (a refit
-    of the same shapes and settings does not recompile), and ``progress_bar=True`` shows one bar
-    per chain (:class:`~bayesmv.inference.m3lak_sampler.progress.ChainProgress`; the same draws
-    without it); ``"parallel"`` uses ``MCMC.run`` directly (and its progress bar), which
-    compiles on every call. ``"parallel"`` chains (``pmap``)
-    start from the same per-chain keys as ``"sequential"`` ones and equal them to rounding at
-    first; the two compiled programs round differently and the chains drift apart, so at
-    realistic lengths they are other draws of the same posterior. ``"processes"`` runs the
-    sequential program of the chains in ``min(num_chains, CPUs)`` worker processes (compiled
-    once here and loaded by the workers), each pinned to its own CPU with a one-thread XLA pool:
-    the draws of ``"sequential"`` in a one-CPU process, whatever the machine's core count, in
-    less time where it has more than one core (in a process with several CPUs XLA splits some
-    sums over its threads, so at larger shapes ``"sequential"`` draws round differently); with
-    one worker, on an accelerator backend or with a data mesh it runs them in this process.
-    Raises :class:`M3LAKNumericalError` (naming the block) if any block produced non-finite
-    values and :class:`DPCapacityError` if the DP needed more than ``config.dp_capacity`` components
-    (``on_dp_overflow="ignore"``: no error; the caller checks ``post.last_state.latent.dp.overflow``
-    and reports it, as ``M3LAKClassifier`` does with a ``SamplerWarning``).
+    The chains' warm-up (step-size adaptation) then ``num_samples`` sweeps each, checked for
+    non-finite blocks and DP overflow; or, with ``init_state``, a continuation of a previous
+    run's chains. For ``"sequential"``, ``"vectorized"`` and ``"processes"`` chains the compiled
+    loop is cached across calls: a refit of the same shapes and settings does not recompile.
 
-    Data-sharded sweep (``shard_data=True``: every device, an int: that many, or an explicit
+    Parameters
+    ----------
+    Xs : list of array-like of shape (N, D_i)
+        The views, float; an all-NaN row is a missing view.
+    y : array-like of shape (N,)
+        The labels, -1 or +1.
+    config : M3LAKConfig
+        The model and sampler settings; validated first.
+    num_warmup : int
+        Warm-up sweeps per chain (the HMC step sizes adapt); none with ``init_state``.
+    num_samples : int
+        Sweeps per chain after the warm-up.
+    num_chains : int, default=1
+        The number of chains.
+    chain_method : {"sequential", "vectorized", "parallel", "processes"}, default="sequential"
+        How the chains run: one after another, as one vectorised program, one per device
+        (``pmap``, NumPyro's ``MCMC.run``), or in worker processes (see Notes).
+    random_state : int, numpy.random.RandomState, numpy.random.Generator or None, default=0
+        The seed of the chains' keys: an int ``>= 0`` as it is, a draw from a ``RandomState`` or
+        ``Generator``, fresh entropy for None.
+    progress_bar : bool, default=False
+        Show one bar per chain (:class:`~bayesmv.inference.m3lak_sampler.progress.ChainProgress`;
+        the same draws without it); ``"parallel"``: NumPyro's progress bar.
+    thinning : int, default=1
+        Keep every ``thinning``-th draw (NumPyro's ``thinning``).
+    mesh : jax.sharding.Mesh or None, default=None
+        An explicit device mesh for a data-sharded sweep (see Notes).
+    shard_data : bool or int, default=False
+        Shard the data over every device (True) or over the first ``k`` (an int); False: not
+        sharded, unless ``mesh`` is given.
+    on_dp_overflow : {"raise", "ignore"}, default="raise"
+        What a DP table overflow does: raise :class:`DPCapacityError`, or nothing (the caller
+        checks ``post.last_state.latent.dp.overflow``, as ``M3LAKClassifier`` does).
+    init_state : object or None, default=None
+        A previous run's ``chain_states``: every chain continues from where it stopped, without
+        warm-up (see Notes).
+    seed : int, numpy.random.RandomState, numpy.random.Generator or None, default="deprecated"
+        Deprecated alias of ``random_state``; when given it replaces ``random_state`` with a
+        ``FutureWarning``.
+
+    Returns
+    -------
+    posterior : M3LAKPosterior
+        The draws grouped by chain ``(chain, draw, ...)``, the per-draw sampler statistics
+        (:data:`EXTRA_FIELDS`), the last state and the chains' states (``chain_states``).
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not an ``M3LAKConfig`` or ``mesh`` is not a ``jax.sharding.Mesh``.
+    ValueError
+        If ``config`` fails its validation; ``on_dp_overflow``, ``chain_method``, ``shard_data``
+        or ``random_state`` is not one of the values above; the data are invalid
+        (:func:`~bayesmv.inference.m3lak_sampler.state.prepare_data`); or a data-sharded run
+        asks for ``chain_method="parallel"``.
+    M3LAKNumericalError
+        If any block produced non-finite values (the error names the block).
+    DPCapacityError
+        If the DP needed more than ``config.dp_capacity`` components and
+        ``on_dp_overflow="raise"``.
+
+    Warns
+    -----
+    FutureWarning
+        When ``seed`` is given.
+    RuntimeWarning
+        When the data are sharded and ``jax_threefry_partitionable`` is off (the draws then
+        differ from the unsharded run's).
+
+    Notes
+    -----
+    **Chain methods.** ``"parallel"`` uses ``MCMC.run`` directly (and its progress bar), which
+    compiles on every call. ``"parallel"`` chains (``pmap``) start from the same per-chain keys
+    as ``"sequential"`` ones and equal them to rounding at first; the two compiled programs round
+    differently and the chains drift apart, so at realistic lengths they are other draws of the
+    same posterior. ``"processes"`` runs the sequential program of the chains in
+    ``min(num_chains, CPUs)`` worker processes (compiled once here and loaded by the workers),
+    each pinned to its own CPU with a one-thread XLA pool: the draws of ``"sequential"`` in a
+    one-CPU process, whatever the machine's core count, in less time where it has more than one
+    core (in a process with several CPUs XLA splits some sums over its threads, so at larger
+    shapes ``"sequential"`` draws round differently); with one worker, on an accelerator backend
+    or with a data mesh it runs them in this process.
+
+    **Data-sharded sweep** (``shard_data=True``: every device, an int: that many, or an explicit
     ``mesh``): ``X``, ``H``, ``U``, ``λ`` and the masks are sharded along ``N`` over the mesh
     (padded to a multiple of its size with masked-out rows) and XLA inserts the collectives for
-    the sums over samples; the draws equal the unsharded run up to floating-point rounding.
-    Not with ``chain_method="parallel"`` (which uses the devices for chains); ``"processes"``
-    then runs the chains in this process. See ``bayesmv.distributed``.
+    the sums over samples; the draws equal the unsharded run up to floating-point rounding. Not
+    with ``chain_method="parallel"`` (which uses the devices for chains); ``"processes"`` then
+    runs the chains in this process. See ``bayesmv.distributed``.
 
-    ``init_state``: a previous run's ``chain_states``; every chain continues from where it
-    stopped, without warm-up (NumPyro's ``post_warmup_state``), and a run of ``num_samples`` then
-    one of ``num_samples2`` draws equals one run of ``num_samples + num_samples2``. Pass the
-    previous run's data, config, ``num_warmup``, ``num_chains`` and ``chain_method``; with its
-    ``num_samples`` too, the compiled sampling loop is reused.
+    **Continuing chains.** With ``init_state`` (a previous run's ``chain_states``) every chain
+    continues from where it stopped, without warm-up (NumPyro's ``post_warmup_state``), and a run
+    of ``num_samples`` then one of ``num_samples2`` draws equals one run of
+    ``num_samples + num_samples2``. Pass the previous run's data, config, ``num_warmup``,
+    ``num_chains`` and ``chain_method``; with its ``num_samples`` too, the compiled sampling loop
+    is reused. With ``on_dp_overflow="ignore"`` the caller reports an overflow itself, as
+    ``M3LAKClassifier`` does with a ``SamplerWarning``.
     """
     seed = check_random_seed(random_state, seed, "run_m3lak")
     if not isinstance(config, M3LAKConfig):

@@ -117,7 +117,26 @@ class M3LAKPosterior(NamedTuple):
 
 
 def prepare_data(Xs, y) -> M3LAKData:
-    """Float64 views with all-NaN rows = missing (zero-filled + mask), labels ±1."""
+    """The sampler's data: float64 views with all-NaN rows as missing (zero-filled, masked), labels ±1.
+
+    Parameters
+    ----------
+    Xs : list or tuple of array-like of shape (N, D_i)
+        The views; an all-NaN row is a missing view.
+    y : array-like of shape (N,)
+        The labels, -1 or +1.
+
+    Returns
+    -------
+    data : M3LAKData
+        The zero-filled views, the ``(N, V)`` mask of observed views and the labels.
+
+    Raises
+    ------
+    ValueError
+        If ``Xs`` is not a non-empty list or tuple, a view is not 2-D, the views' rows differ, a
+        row is partly NaN, a view contains inf, ``y`` has another length or a label is not ±1.
+    """
     arrs, obs, y = _prepare_arrays(Xs, y)
     return M3LAKData(tuple(jnp.asarray(X) for X in arrs), jnp.asarray(obs), jnp.asarray(y))
 
@@ -157,8 +176,24 @@ def shard_m3lak_data(data_arrays, mesh) -> tuple:
 
     ``N`` is padded to a multiple of the mesh size with rows that carry no information: every
     view missing (no ``x``/``u`` likelihood terms, so no contribution to ``[W V]``, ``τ``) and
-    ``y = 0``, which :func:`m3lak_sweep` masks out of ``β``, ``Ω``, the step-size statistics and
-    the initialisation. Returns ``(M3LAKData, N)``."""
+    ``y = 0``, which :func:`~bayesmv.inference.m3lak_sampler.sweep.m3lak_sweep` masks out of ``β``,
+    ``Ω``, the step-size statistics and the initialisation.
+
+    Parameters
+    ----------
+    data_arrays : tuple
+        ``(views, mask, y)`` as :func:`_prepare_arrays` returns them: the ``(N, D_i)`` views, the
+        ``(N, V)`` mask of observed views and the ``(N,)`` labels.
+    mesh : jax.sharding.Mesh
+        The devices the samples are split over.
+
+    Returns
+    -------
+    data : M3LAKData
+        The sharded, padded data.
+    n : int
+        The number of samples ``N`` before padding.
+    """
     from ...distributed import shard_rows
 
     arrs, obs, y = data_arrays

@@ -164,14 +164,51 @@ def _omega_prior_energy(omega, dp: DPState):
 
 
 def joint_beta_omega_step(key, H, omega, beta, v, dp: DPState, y, valid, step_size, n_steps, C):
-    """One HMC transition of ``(β, Ω)`` given everything else, under the logistic likelihood
-    (each label's log-likelihood weighted by ``C``).
+    """One HMC transition of ``(β, Ω)`` given everything else, under the logistic likelihood.
 
-    Coordinates whitened by the prior: ``b = √v β`` and ``e_j = G_jᵀ(ω_j - μ_{z_j})`` with
-    ``Σ_{z_j}^{-1} = G_j G_jᵀ`` (the current DP component of ``ω_j``), so the prior part of the
-    potential is ``½(‖b‖² + ‖e‖²)``; the map is linear with a constant Jacobian, so identity-mass
-    HMC in ``(b, e)`` leaves ``p(β, Ω | H, v, DP, y)`` invariant. Returns ``(β, Ω, accept
-    probability, diverging)``."""
+    Each label's log-likelihood is weighted by ``C``. Coordinates are whitened by the prior:
+    ``b = √v β`` and ``e_j = G_jᵀ(ω_j - μ_{z_j})`` with ``Σ_{z_j}^{-1} = G_j G_jᵀ`` (the current DP
+    component of ``ω_j``), so the prior part of the potential is ``½(‖b‖² + ‖e‖²)``; the map is
+    linear with a constant Jacobian, so identity-mass HMC in ``(b, e)`` leaves
+    ``p(β, Ω | H, v, DP, y)`` invariant. A rejection keeps the old values exactly.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    H : jax.Array of shape (N, m)
+        The shared latent ``H``.
+    omega : jax.Array of shape (M, m)
+        The current frequencies ``Ω``.
+    beta : jax.Array of shape (2M + 1,)
+        The current weights ``β``.
+    v : float or jax.Array of shape ()
+        The prior precision ``v`` of ``β``.
+    dp : DPState
+        The DP table: each frequency's component ``z_j``, its mean and precision.
+    y : jax.Array of shape (N,)
+        The labels ``y_n = ±1``.
+    valid : jax.Array of shape (N,), dtype bool
+        The rows whose label counts (False only on the padding rows of a sharded run).
+    step_size : float or jax.Array of shape ()
+        The leapfrog step size.
+    n_steps : int
+        The number of leapfrog steps.
+    C : float
+        The weight of each label's log-likelihood.
+
+    Returns
+    -------
+    beta : jax.Array of shape (2M + 1,)
+        The new ``β``.
+    omega : jax.Array of shape (M, m)
+        The new ``Ω``.
+    accept_prob : jax.Array of shape ()
+        The move's acceptance probability.
+    diverging : jax.Array of shape (), dtype bool
+        Whether the trajectory diverged (energy error above
+        :data:`~bayesmv.inference.hmc.DIVERGENCE_THRESHOLD`).
+    """
     M, m = omega.shape
     P = beta.shape[0]
     mu = dp.mu[dp.z]
@@ -455,10 +492,42 @@ def m3lak_sweep(
     temper=1.0,
     learn_scale=True,
 ):
-    """One full sweep (module docstring order), the views' likelihood raised to ``temper`` (1: the
-    posterior; below 1 only in a tempered warm-up), the learned NIW scale ``ψ`` held while
-    ``learn_scale`` is False (only in a warm-up with ``niw_psi0_warmup_hold``). Returns
-    ``(latent, info)``, ``info`` a :class:`~bayesmv.inference.m3lak_sampler.state.SweepInfo`."""
+    """One full sweep of the M3LAK sampler, its blocks in the order of the module docstring.
+
+    The views' likelihood is raised to ``temper`` (1: the posterior; below 1 only in a tempered
+    warm-up), and the learned NIW scale ``ψ`` is held while ``learn_scale`` is False (only in a
+    warm-up with ``niw_psi0_warmup_hold``). Pure and jit-able.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    latent : M3LAKLatent
+        The chain's current latent variables.
+    data : M3LAKData
+        The prepared data (:func:`~bayesmv.inference.m3lak_sampler.state.prepare_data`).
+    config : M3LAKConfig
+        The model and sampler settings.
+    step_size_H : float or jax.Array of shape ()
+        The leapfrog step size of ``H``'s per-row HMC.
+    step_size_omega : float or jax.Array of shape ()
+        The leapfrog step size of the ``Ω`` (or joint ``(β, Ω)``) HMC move.
+    flag : int, default=0
+        The code of the first block that produced non-finite values so far (0: none); a block's
+        code is recorded only while it is 0.
+    temper : float, default=1.0
+        The power the views' likelihood is raised to.
+    learn_scale : bool, default=True
+        Whether the learned NIW scale ``ψ`` moves in this sweep.
+
+    Returns
+    -------
+    latent : M3LAKLatent
+        The new latent variables.
+    info : SweepInfo
+        The sweep's acceptance probabilities, divergences and non-finite flag
+        (:class:`~bayesmv.inference.m3lak_sampler.state.SweepInfo`).
+    """
     C = config.C
     keys = jax.random.split(_random.fast_key(key), 10)
     flag = jnp.asarray(flag, jnp.int32)
@@ -559,7 +628,27 @@ def m3lak_sweep(
 
 
 def sweep_outputs(latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig):
-    """The stored quantities of one draw (the ``run_m3lak`` contract)."""
+    """The stored quantities of one draw (the ``run_m3lak`` contract).
+
+    ``beta``, ``omega``, ``tau``, ``r``, ``decision`` (the decision values) and each view's
+    ``W_i`` and ``V_i``; with the DP spectrum ``dp_weights``, ``dp_assignments`` and
+    ``dp_n_active`` (the components in use); ``v`` with ``v_prior``; ``niw_psi0`` with
+    ``niw_psi0_prior`` and the DP spectrum.
+
+    Parameters
+    ----------
+    latent : M3LAKLatent
+        The chain's latent variables.
+    data : M3LAKData
+        The prepared data (not read).
+    config : M3LAKConfig
+        The settings, which decide the optional outputs.
+
+    Returns
+    -------
+    outputs : dict of str to jax.Array
+        The stored quantities by name.
+    """
     out = {
         "beta": latent.beta,
         "omega": latent.omega,
@@ -586,10 +675,27 @@ def sweep_outputs(latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig):
 # initialisation
 # ----------------------------------------------------------------------------------------------
 def initial_latent(key, data: M3LAKData, config: M3LAKConfig) -> M3LAKLatent:
-    """PCA start for ``H`` (plus noise, so chains differ), conjugate updates of ``[W V]``, ``τ``,
+    """The starting point of a chain.
+
+    A PCA start for ``H`` (plus noise, so chains differ), conjugate updates of ``[W V]``, ``τ``,
     ``r`` from it, ``ω ~ N(0, I/m)``-type start, a DP table with every ``ω`` in one component (its
     sticks and components drawn given that; the first sweep's DP update reassigns them), and
-    ``β`` from its conditional with ``λ = 1``."""
+    ``β`` from its conditional with ``λ = 1``.
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key.
+    data : M3LAKData
+        The prepared data (:func:`~bayesmv.inference.m3lak_sampler.state.prepare_data`).
+    config : M3LAKConfig
+        The model and sampler settings.
+
+    Returns
+    -------
+    latent : M3LAKLatent
+        The chain's initial latent variables, in float64.
+    """
     m, K, M = config.n_latent, config.n_view_latent, config.n_frequencies
     dtype = jnp.float64
     N = data.y.shape[0]
