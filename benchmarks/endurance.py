@@ -55,8 +55,9 @@ def long_chain(n_iter, seed=0):
         num_warmup=warmup,
         num_samples=n_iter - warmup,
         num_chains=1,
+        progress_bar=False,
         random_state=seed,
-        target_accept=0.8,
+        sampler=bayesmv.M3LAKSampler(target_accept=0.8),
     )
     t0, c0 = time.perf_counter(), cpu_s()
     with warnings.catch_warnings(record=True) as rec:
@@ -72,7 +73,7 @@ def long_chain(n_iter, seed=0):
     )
     acc_H = float(np.mean(stats["accept_prob_H"].values))
     acc_O = float(np.mean(stats["accept_prob_omega"].values))
-    target = est.target_accept
+    target = est.sampler.target_accept
     rep = bayesmv.check_convergence(idata, rhat_max=1.01, ess_min=400, var_names=["decision", "tau"])
     ess = {v.name: v.ess_bulk for v in rep.variables}
     sampler_warnings = [
@@ -114,7 +115,13 @@ def repeated_fits(reps):
     makers = {
         "M3LAKClassifier": (
             lambda: bayesmv.M3LAKClassifier(
-                n_latent=2, n_frequencies=10, num_warmup=20, num_samples=20, num_chains=1, random_state=0
+                n_latent=2,
+                n_frequencies=10,
+                num_warmup=20,
+                num_samples=20,
+                num_chains=1,
+                progress_bar=False,
+                random_state=0,
             ),
             lambda e: e.fit(Xs, y).predict_proba(Xs),
         ),

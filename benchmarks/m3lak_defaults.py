@@ -25,8 +25,9 @@ Run: ``python benchmarks/m3lak_defaults.py [--quick] [--steps NAME ...] [--views
 [--setting KEY=VALUE ...]``
 (``--quick``: one task, short chains; ``--steps``: only these steps, starting from the estimator's
 defaults instead of the paper's setting, to re-check one choice without the whole search;
-``--setting``: evaluate the estimator's defaults with these parameters changed, and nothing else,
-e.g. ``noise=feature a_tau=2 b_tau=1 n_latent=20``;
+``--setting``: evaluate the estimator's defaults with these parameters changed, and nothing else
+(the fields of ``M3LAKPriors`` and ``M3LAKSampler`` by their names), e.g.
+``noise=feature a_tau=2 b_tau=1 n_latent=20``;
 ``--views``: other view sets for the selection tasks, e.g. ``fou+kar all``: the accuracy
 benchmark's views, under labels that it does not test).
 """
@@ -43,9 +44,9 @@ import jax
 import numpy as np
 
 import bayesmv  # noqa: F401  (float64)
-from bayesmv import M3LAKClassifier
+from bayesmv import M3LAKClassifier, M3LAKPriors, M3LAKSampler
 from bayesmv.datasets import load_mfeat, train_test_split_views
-from bayesmv.m3lak import NIW_NU0_PER_LATENT
+from bayesmv.models import NIW_NU0_PER_LATENT
 
 jax.config.update("jax_compilation_cache_dir", os.environ.get("BAYESMV_JAX_CACHE", "/tmp/bayesmv_jax_cache"))
 
@@ -54,6 +55,11 @@ VIEWS = (("fac", "zer"), ("pix", "mor"))
 N_TRAIN = 300
 CHAINS = 2
 TIE = 0.0005  # Brier differences below this are noise at 1700 test points x 4 tasks
+# The search's settings are flat: the estimator's own parameters and the fields of its priors
+# (``v``, ``eta``, ``niw_nu0``, ...) and sampler (``precision_update``, ...) by name; ``_estimator``
+# hands the fields to ``priors=M3LAKPriors(...)`` and ``sampler=M3LAKSampler(...)``.
+PRIOR_FIELDS = tuple(M3LAKPriors().get_params())
+SAMPLER_FIELDS = tuple(M3LAKSampler().get_params())
 # The paper's setting, with τ and r moved with [W V] integrated out (the same posterior; the
 # mixing study measured τ's ESS 8 -> 169 with it).
 START = dict(
@@ -93,6 +99,23 @@ def held_out_tasks(quick, view_sets=VIEWS):
     return out[:1] if quick else out
 
 
+def _estimator(params):
+    """The estimator of flat settings ``params``: the priors' and the sampler's fields among them
+    set on ``priors`` and ``sampler`` (their defaults otherwise)."""
+    params = dict(params)
+    priors = {k: params.pop(k) for k in PRIOR_FIELDS if k in params}
+    sampler = {k: params.pop(k) for k in SAMPLER_FIELDS if k in params}
+    return M3LAKClassifier(**params, priors=M3LAKPriors(**priors), sampler=M3LAKSampler(**sampler))
+
+
+def _flat_params(estimator):
+    """The estimator's parameters with its priors' and sampler's fields by name (the inverse of
+    :func:`_estimator`)."""
+    params = estimator.get_params(deep=False)
+    priors, sampler = params.pop("priors") or M3LAKPriors(), params.pop("sampler") or M3LAKSampler()
+    return {**params, **priors.get_params(), **sampler.get_params()}
+
+
 def evaluate(params, tasks, quick):
     """Mean held-out accuracy and Brier score of one setting over the tasks, mean fit time, and the
     means over tasks of the largest r̂ over the training decision values, and over τ."""
@@ -100,11 +123,11 @@ def evaluate(params, tasks, quick):
     params = dict(params)
     params["niw_nu0"] = float(params.pop("niw_nu0_per_latent") * params["n_latent"])
     for k, (name, Xtr, Xte, ytr, yte) in enumerate(tasks):
-        kw = dict(params, num_chains=CHAINS, random_state=k)
+        kw = dict(params, num_chains=CHAINS, progress_bar=False, random_state=k)
         if quick:
             kw.update(num_warmup=30, num_samples=30)
         t0 = time.perf_counter()
-        model = M3LAKClassifier(**kw).fit(Xtr, ytr)
+        model = _estimator(kw).fit(Xtr, ytr)
         proba = model.predict_proba(Xte)[:, 1]
         times.append(time.perf_counter() - t0)
         accs.append(np.mean((proba > 0.5) == yte))
@@ -130,7 +153,7 @@ def _show(name, value):
 
 def estimator_defaults():
     """The estimator's current defaults of the parameters the search sets."""
-    defaults = M3LAKClassifier().get_params()
+    defaults = _flat_params(M3LAKClassifier())
     current = {k: defaults[k] for k in START if k in defaults}
     nu0 = defaults["niw_nu0"]
     current["niw_nu0_per_latent"] = NIW_NU0_PER_LATENT if nu0 is None else nu0 / defaults["n_latent"]

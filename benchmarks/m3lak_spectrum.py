@@ -24,12 +24,12 @@ For the DP, also the largest r̂ and smallest bulk ESS of the training decision 
 and each chain's own test accuracy (its draws' mean of σ(f)): a chain at chance whose training
 decision values still fit every label has fitted the labels through latent columns that no view
 uses, which the test points' latents, inferred from their views, cannot follow.
-``--hmc-steps-joint`` overrides the leapfrog steps of the joint (β, Ω) move (the estimator's
-``hmc_steps_joint``), the move that limits how fast the frequencies, and so the components, mix.
-``--niw-psi0-prior A B`` puts a Gamma(A, B) prior on the NIW scale ψ (the estimator's
-``niw_psi0_prior``); the DP rows then print ψ's posterior mean; ``--niw-psi0-warmup-hold F``
-holds ψ at the prior mean over the first fraction ``F`` of the DP's warm-up (the estimator's
-``niw_psi0_warmup_hold``). ``--no-spectral-scale-moves``
+``--hmc-steps-joint`` overrides the leapfrog steps of the joint (β, Ω) move
+(``M3LAKSampler.hmc_steps_joint``), the move that limits how fast the frequencies, and so the
+components, mix. ``--niw-psi0-prior A B`` puts a Gamma(A, B) prior on the NIW scale ψ
+(``M3LAKPriors.niw_psi0_prior``); the DP rows then print ψ's posterior mean;
+``--niw-psi0-warmup-hold F`` holds ψ at the prior mean over the first fraction ``F`` of the DP's
+warm-up (``M3LAKSampler.niw_psi0_warmup_hold``). ``--no-spectral-scale-moves``
 turns off the estimator's move of the spectrum's overall scale ``(Ω, ψ)`` (on by default),
 ``--dp-relocation-moves`` turns on its relocation of single frequencies between the DP's
 components, ``--dp-sign-moves`` its draw of each frequency's sign with its slot. ``--num-warmup`` and
@@ -56,7 +56,7 @@ import arviz as az
 import numpy as np
 
 import bayesmv  # noqa: F401  (float64)
-from bayesmv import M3LAKClassifier
+from bayesmv import M3LAKClassifier, M3LAKPriors, M3LAKSampler
 from bayesmv.datasets import make_latent_views
 from bayesmv.m3lak.predictive import predictive_probabilities
 
@@ -85,12 +85,22 @@ def _worst_rhat_ess(draws):
     return float(az.rhat(ds)["x"].max()), float(az.ess(ds)["x"].min())
 
 
+def _estimator(**params):
+    """The estimator of flat parameters: the fields of ``M3LAKPriors`` and ``M3LAKSampler`` among
+    them (``niw_psi0_prior``, ``hmc_steps_joint``, ...) set on ``priors`` and ``sampler``."""
+    priors = {k: params.pop(k) for k in M3LAKPriors().get_params() if k in params}
+    sampler = {k: params.pop(k) for k in M3LAKSampler().get_params() if k in params}
+    return M3LAKClassifier(**params, priors=M3LAKPriors(**priors), sampler=M3LAKSampler(**sampler))
+
+
 def _fit(spectral_prior, n_latent, seed, data, sampler):
     Xtr, Xte, ytr, yte = data
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        clf = M3LAKClassifier(spectral_prior=spectral_prior, n_latent=n_latent, random_state=seed, **sampler)
+        clf = _estimator(
+            spectral_prior=spectral_prior, n_latent=n_latent, progress_bar=False, random_state=seed, **sampler
+        )
         clf.fit(Xtr, ytr)
     seconds = time.perf_counter() - t0
     f = clf.predictive_decisions(Xte)[0]  # (chains · draws, n), chain by chain

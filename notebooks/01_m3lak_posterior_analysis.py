@@ -69,7 +69,12 @@ def fit(views=None, labels=None, **params):
     """One M3LAK fit with the notebook's chain lengths (on the mfeat training split unless
     ``views``/``labels`` are given); returns the estimator and its fit time."""
     est = bayesmv.M3LAKClassifier(
-        **{**SIZES, **params}, num_warmup=WARMUP, num_samples=SAMPLES, num_chains=CHAINS, random_state=0
+        **{**SIZES, **params},
+        num_warmup=WARMUP,
+        num_samples=SAMPLES,
+        num_chains=CHAINS,
+        progress_bar=False,
+        random_state=0,
     )
     t0 = time.perf_counter()
     with warnings.catch_warnings():
@@ -83,12 +88,12 @@ def fit(views=None, labels=None, **params):
 
 # %%
 est, seconds = fit()
+shown = ("likelihood", "n_latent", "n_frequencies", "noise")
 print(
     f"fit: {seconds:.0f} s;",
     {
-        k: v
-        for k, v in est.get_params().items()
-        if k in ("likelihood", "n_latent", "n_frequencies", "noise", "precision_update")
+        **{k: v for k, v in est.get_params().items() if k in shown},
+        "precision_update": (est.sampler or bayesmv.M3LAKSampler()).precision_update,  # None: the defaults
     },
 )
 idata = est.inference_data_
@@ -164,11 +169,11 @@ print(est.convergence_report())
 # so raw summaries of `W_i` mix chains that sit in different orientations. `inference_data_` holds each draw
 # turned to one orientation (orthogonal Procrustes of the stacked loadings; the decision values do not
 # change); the sampler's own draws stay in `est.raw_posterior_`. The scale and shear of the latent axes
-# are no symmetry (the prior pins them, weakly), so the alignment leaves them alone; `latent_axis_moves=True`
-# moves them directly, so that chains agree on them (off by default: on some mfeat splits the chains then
-# settled with different numbers of active latent columns). What remains of `W_0`'s r̂ after the alignment
-# is slow mixing: chains that differ in the scale or shear of the latent axes, or that switch off different
-# latent columns.
+# are no symmetry (the prior pins them, weakly), so the alignment leaves them alone;
+# `sampler=M3LAKSampler(latent_axis_moves=True)` moves them directly, so that chains agree on them (off by
+# default: on some mfeat splits the chains then settled with different numbers of active latent columns).
+# What remains of `W_0`'s r̂ after the alignment is slow mixing: chains that differ in the scale or shear of
+# the latent axes, or that switch off different latent columns.
 
 # %%
 def worst_rhat(draws):
@@ -195,10 +200,14 @@ az.summary(idata, var_names=["W_0"], coords={"feature_0": [0, 1]}, kind="diagnos
 
 # %%
 candidates = {"logistic, noise per view (default)": (est, seconds)}
-candidates["logistic, noise per feature"] = fit(noise="feature", precision_update="conditional")
+candidates["logistic, noise per feature"] = fit(
+    noise="feature", sampler=bayesmv.M3LAKSampler(precision_update="conditional")
+)
 # (quick mode: the default fit's M, so that this fit reuses its compiled sampler)
 candidates["logistic, M = 100"] = fit(n_frequencies=100 if not QUICK else SIZES["n_frequencies"])
-candidates["hinge (paper), held out only"] = fit(likelihood="hinge", precision_update="conditional")
+candidates["hinge (paper), held out only"] = fit(
+    likelihood="hinge", sampler=bayesmv.M3LAKSampler(precision_update="conditional")
+)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     comparison = az.compare({k: e.inference_data_ for k, (e, _) in candidates.items() if "hinge" not in k})
@@ -342,9 +351,9 @@ print("posterior mean number of active components:", n_active.mean().round(2))
 # (`m = 14` model latents, fewer than each view's 30 features, so that a view's noise precision is
 # identified: with as many latents as a view has features the latent model can explain all of it): the DP
 # spectrum as it is by default, whose NIW base has the fixed scale `Ψ0 = ψ I` with `ψ = 1`; the DP spectrum
-# with that scale learned (`niw_psi0_prior=(1, 0.1)`, a Gamma prior on `ψ`); and the fixed Gaussian spectrum
-# (`spectral_prior="gaussian"`, `ω ~ N(0, I/m)`). We then express each draw's frequencies in the data's
-# latent coordinates: the model's latent means satisfy
+# with that scale learned (`priors=M3LAKPriors(niw_psi0_prior=(1, 0.1))`, a Gamma prior on `ψ`); and the
+# fixed Gaussian spectrum (`spectral_prior="gaussian"`, `ω ~ N(0, I/m)`). We then express each draw's
+# frequencies in the data's latent coordinates: the model's latent means satisfy
 # `h_model ≈ A_s h` (least squares over the training points, per draw `s`), so `ωᵀh_model ≈ (A_sᵀω)ᵀh`.
 # `return_latent=True` hands us the data's `h`.
 
@@ -364,7 +373,7 @@ Xc, yc, Hc = make_latent_views(
 Xc_tr, Xc_te = [X[:N_COSINES] for X in Xc], [X[N_COSINES:] for X in Xc]
 SPECTRA = {
     "DP, ψ = 1": dict(spectral_prior="dp"),
-    "DP, learned ψ": dict(spectral_prior="dp", niw_psi0_prior=(1.0, 0.1)),
+    "DP, learned ψ": dict(spectral_prior="dp", priors=bayesmv.M3LAKPriors(niw_psi0_prior=(1.0, 0.1))),
     "Gaussian": dict(spectral_prior="gaussian"),
 }
 spectra = {name: fit(Xc_tr, yc[:N_COSINES], **params)[0] for name, params in SPECTRA.items()}
@@ -446,6 +455,7 @@ az.summary(spectra["DP, learned ψ"].inference_data_, var_names=["dp_n_active", 
 # inferred from its views alone. With `ψ` learned a
 # chain can also let `ψ` fall to 0 and fit nothing (training accuracy 0.55). No move of the sampler joins these
 # modes, so r̂ is right to fail. The benchmark prints each chain's own test accuracy to show which chains are
-# stuck. The relocation move (`dp_relocation_moves=True`) brings the chains that reach the wave to agree on how
-# many frequencies sit there, but it frees neither kind of stuck chain. The learned scale is not the default: on
-# the demo's mfeat task it predicts as well as `ψ = 1` but its chains mix more slowly.
+# stuck. The relocation move (`sampler=M3LAKSampler(dp_relocation_moves=True)`) brings the chains that reach
+# the wave to agree on how many frequencies sit there, but it frees neither kind of stuck chain. The learned
+# scale is not the default: on the demo's mfeat task it predicts as well as `ψ = 1` but its chains mix more
+# slowly.

@@ -45,6 +45,7 @@ M3LAK_PARAMS = dict(
     num_warmup=15 if QUICK else 100,
     num_samples=10 if QUICK else 50,
     num_chains=1,
+    progress_bar=False,
     random_state=0,
 )
 MKC_ITER = 30 if QUICK else 200

@@ -43,11 +43,9 @@ TASKS = {"even vs odd": lambda d: d % 2, "0-4 vs 5-9": lambda d: (d >= 5).astype
 if QUICK:
     TASKS = {"even vs odd": TASKS["even vs odd"]}
 # full mode: the estimator's defaults (m = 14, M = 25, 4 chains x (1000 + 2000) sweeps)
-M3LAK_PARAMS = (
-    dict(n_latent=3, n_frequencies=8, num_warmup=15, num_samples=10, num_chains=1, random_state=0)
-    if QUICK
-    else dict(random_state=0)
-)
+M3LAK_PARAMS = dict(progress_bar=False, random_state=0)
+if QUICK:
+    M3LAK_PARAMS.update(n_latent=3, n_frequencies=8, num_warmup=15, num_samples=10, num_chains=1)
 SAVE_FIGURE = not QUICK  # docs/figure_method_comparison.png
 
 # %%
