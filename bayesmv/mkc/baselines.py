@@ -11,16 +11,42 @@ __all__ = ["knn_complete"]
 
 
 def knn_complete(Ks, observed=None, k=3, weighted=False):
-    """kNN / weighted-kNN imputation of missing kernel rows (paper §6.1.3), in feature space.
+    """Impute missing kernel rows by kNN or weighted kNN, in feature space.
 
-    Distances: for samples ``t`` and ``j``, the mean over the views observing both of the
-    kernel-induced squared distance ``K_tt + K_jj − 2 K_tj``, each view divided by its mean
-    pairwise squared distance (so views of different scale count alike). For a sample ``t``
-    missing from view ``m``, its feature map is imputed as the (inverse-distance weighted, if
-    ``weighted``) average of its ``k`` nearest neighbours observed in ``m``:
-    ``φ̂_t = Σ_j w_tj φ_j``; hence ``K̂ = Aᵀ K_II A`` with ``A`` holding ``e_t`` for observed
-    samples and ``w_t`` for imputed ones (PSD, observed block kept exactly).
-    Returns the list of completed kernels.
+    The baseline of Bhadra, Kaski & Rousu 2017, §6.1.3. Distances: for samples ``t`` and ``j``,
+    the mean over the views observing both of the kernel-induced squared distance
+    ``K_tt + K_jj − 2 K_tj``, each view divided by its mean pairwise squared distance (so views
+    of different scale count alike). For a sample ``t`` missing from view ``m``, its feature map
+    is imputed as the (inverse-distance weighted, if ``weighted``) average of its ``k`` nearest
+    neighbours observed in ``m``: ``φ̂_t = Σ_j w_tj φ_j``; hence ``K̂ = Aᵀ K_II A`` with ``A``
+    holding ``e_t`` for observed samples and ``w_t`` for imputed ones (PSD, observed block kept
+    exactly).
+
+    Parameters
+    ----------
+    Ks : list of array-like of shape (n, n)
+        One kernel matrix per view (at least two views), or an array of shape
+        ``(n_views, n, n)``; a sample missing from a view is a NaN row and column.
+    observed : array-like of shape (n_views, n), dtype=bool, default=None
+        True where a sample is seen in a view; None: a sample is missing where its diagonal
+        entry is NaN.
+    k : int, default=3
+        The number of neighbours.
+    weighted : bool, default=False
+        Weight the neighbours by their inverse distance instead of equally.
+
+    Returns
+    -------
+    completed : list of ndarray of shape (n, n)
+        The completed kernel of each view.
+
+    Raises
+    ------
+    ValueError
+        If the kernels or the mask are invalid (see :class:`MKC`), or ``k`` is not a positive
+        integer.
+    TypeError
+        If a kernel is not real numeric or ``observed`` is not boolean.
     """
     mats, obs = _check_inputs(Ks, observed)
     check_positive("k", k, integer=True)

@@ -20,11 +20,38 @@ __all__ = ["MKC", "complete_views", "fitted_attributes", "kernel_features", "mkc
 
 
 def fitted_attributes(method, problem, theta, S, objective, n_iter, converged):
-    """MKC's fitted attributes from a :func:`~bayesmv.mkc.solver.solve_completion` result:
-    ``completed_kernels_``, ``observed_``, ``kernel_scale_``, ``between_view_weights_`` (None for
-    ``"embd_hm"``), ``reconstruction_weights_`` and ``basis_`` (the samples with a non-zero
-    reconstruction row per view; both None for ``"sdp"``), ``n_iter_``, ``converged_`` and
-    ``fit_trace_``. A non-finite objective raises."""
+    """MKC's fitted attributes from a :func:`~bayesmv.mkc.solver.solve_completion` result.
+
+    Parameters
+    ----------
+    method : {"embd_ht", "embd_hm", "app", "sdp", "rnd"}
+        The completion variant.
+    problem : CompletionProblem
+        The problem that was solved.
+    theta : array-like
+        The solution: reconstruction weights, or the kernels for ``"sdp"``.
+    S : array-like of shape (n_views, n_views)
+        The between-view weights.
+    objective : array-like
+        The objective after each iteration (NaN-padded past ``n_iter``).
+    n_iter : int
+        The number of iterations run.
+    converged : bool
+        Whether the solver converged.
+
+    Returns
+    -------
+    attributes : dict
+        ``completed_kernels_``, ``observed_``, ``kernel_scale_``, ``between_view_weights_``
+        (None for ``"embd_hm"``), ``reconstruction_weights_`` and ``basis_`` (the samples with
+        a non-zero reconstruction row per view; both None for ``"sdp"``), ``n_iter_``,
+        ``converged_`` and ``fit_trace_``.
+
+    Raises
+    ------
+    FloatingPointError
+        If the objective is not finite.
+    """
     k = int(n_iter)
     hist = np.asarray(objective)[:k]
     if not np.all(np.isfinite(hist)):
@@ -253,8 +280,45 @@ def mkc_lambda_grid(
 ):
     """Completed kernels for many ``(λ1, λ2)`` pairs in one vmapped solve (for tuning).
 
-    ``lambdas`` is an ``(L, 2)`` array. Returns an ``(L, n_views, n, n)`` array; every pair starts
-    from the same point as ``MKC(...).fit`` and gives the same result.
+    Every pair starts from the same point as ``MKC(...).fit`` and gives the same result.
+
+    Parameters
+    ----------
+    Ks : list of array-like of shape (n, n)
+        One kernel matrix per view, missing samples as NaN rows and columns (see
+        :meth:`MKC.fit`).
+    lambdas : array-like of shape (L, 2)
+        The non-negative ``(lambda1, lambda2)`` pairs.
+    method : {"embd_ht", "embd_hm", "app", "sdp", "rnd"}, default="embd_ht"
+        The completion variant, as in :class:`MKC`.
+    observed : array-like of shape (n_views, n), dtype=bool, default=None
+        True where a sample is seen in a view; None: read from the NaN diagonal entries.
+    max_iter : int, default=500
+        Maximum number of outer block-coordinate descent iterations.
+    tol : float, default=1e-7
+        Stop when the relative change of the objective between iterations is at most ``tol``.
+    random_state : int, numpy.random.RandomState, numpy.random.Generator or None, default=0
+        Seeds the draw of the random basis of ``"rnd"``.
+    n_basis : int or None, default=None
+        Size of the random basis of ``"rnd"``; None: half the samples.
+    ridge : float, default=1e-9
+        Relative ridge of the joint self-representation that gives the starting point.
+    seed : int, numpy.random.RandomState, numpy.random.Generator or None, default="deprecated"
+        Deprecated alias of ``random_state``; when given it replaces ``random_state`` with a
+        ``FutureWarning``.
+
+    Returns
+    -------
+    kernels : ndarray of shape (L, n_views, n, n)
+        The completed kernels of each pair.
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is unknown, ``lambdas`` is not an ``(L, 2)`` array of non-negative
+        pairs, or the kernels or the mask are invalid.
+    TypeError
+        If a kernel is not real numeric or ``observed`` is not boolean.
     """
     seed = check_random_seed(random_state, seed, "mkc_lambda_grid")
     if method not in METHODS:
@@ -274,10 +338,52 @@ def complete_views(
 ):
     """Kernels of raw views with missing samples (all-NaN rows), completed by MKC.
 
-    ``kernel`` is one kernel name/callable or one per view; ``kernel_params`` one dict or one per
-    view. Kernels are evaluated on each view's observed rows only; the result (a list of
-    complete (n, n) PSD kernels) can be fed to any kernel method (e.g. MVML). With
-    ``return_estimator=True`` returns ``(kernels, fitted MKC)``.
+    Kernels are evaluated on each view's observed rows only; the result (a list of complete
+    ``(n, n)`` PSD kernels) can be fed to any kernel method (e.g. MVML).
+
+    Parameters
+    ----------
+    Xs : list of array-like of shape (n, n_features)
+        The views (at least two); a sample missing from a view is an all-NaN row.
+    kernel : str, callable or list, default="rbf"
+        One kernel name or callable for every view, or one per view.
+    kernel_params : dict, list of dict or None, default=None
+        The kernel parameters: one dict for every view, or one per view.
+    method : {"embd_ht", "embd_hm", "app", "sdp", "rnd"}, default="embd_ht"
+        The completion variant, as in :class:`MKC`.
+    return_estimator : bool, default=False
+        Also return the fitted :class:`MKC`.
+    **mkc_params
+        Further parameters of :class:`MKC` (``lambda1``, ``lambda2``, ``max_iter``, ...).
+
+    Returns
+    -------
+    kernels : list of ndarray of shape (n, n)
+        The completed kernel of each view.
+    estimator : MKC
+        The fitted estimator; only when ``return_estimator`` is True.
+
+    Raises
+    ------
+    ValueError
+        If the views are invalid, or ``kernel`` or ``kernel_params`` lists do not have one
+        entry per view.
+
+    See Also
+    --------
+    MKC : The estimator, on kernel matrices.
+    kernel_features : Features whose linear kernel is a completed kernel.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv import complete_views
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.normal(size=(20, 3)), rng.normal(size=(20, 4))
+    >>> X1[:3] = np.nan  # the first 3 samples are missing from view 0
+    >>> kernels = complete_views([X1, X2], max_iter=20)
+    >>> len(kernels), kernels[0].shape, bool(np.isfinite(kernels[0]).all())
+    (2, (20, 20), True)
     """
     Xs = check_views(Xs, allow_missing=True, min_views=2)
     M = len(Xs)
@@ -304,14 +410,30 @@ def complete_views(
 
 
 def kernel_features(Ks):
-    """Features ``Φ_m`` with ``Φ_m Φ_mᵀ = K_m`` for PSD kernels, as a
-    :class:`~bayesmv.MultiViewArray`: the Nyström factors with every sample a landmark,
-    ``Φ = K (K^+)^{1/2}`` (:func:`~bayesmv.kernels.nystrom_from_columns`).
+    """Features ``Φ_m`` with ``Φ_m Φ_mᵀ = K_m`` for PSD kernels.
+
+    The Nyström factors with every sample a landmark, ``Φ = K (K^+)^{1/2}``
+    (:func:`~bayesmv.kernels.nystrom_from_columns`).
 
     MKC is transductive: it completes the kernels of one fixed set of samples, without labels.
     To cross-validate what comes after it, complete over all samples once, then split these
     features as scikit-learn splits any ``X`` and use ``kernel="linear"`` downstream: the linear
     kernel of ``Φ`` is the completed kernel, on every fold's train x train and test x train blocks.
+
+    Parameters
+    ----------
+    Ks : list of array-like of shape (n, n)
+        The (completed) PSD kernel of each view.
+
+    Returns
+    -------
+    features : MultiViewArray
+        The features ``Φ_m`` of each view, each of shape ``(n, n)``.
+
+    Raises
+    ------
+    ValueError
+        If a kernel is not a finite square matrix.
     """
     feats = []
     for m, K in enumerate(Ks):

@@ -165,10 +165,36 @@ class CompletionProblem(NamedTuple):
 
 
 def completion_problem(method, Ks, obs, seed, n_basis, ridge):
-    """The :class:`CompletionProblem` of ``method`` on the validated kernels ``Ks`` and mask
-    ``obs``: per-view scaling, the random basis of ``"rnd"`` (``n_basis`` samples, default half,
-    drawn with ``seed``), the ridge self-representation start and uniform between-view
-    weights."""
+    """The :class:`CompletionProblem` of ``method`` on validated kernels and mask.
+
+    Per-view scaling, the random basis of ``"rnd"``, the ridge self-representation start and
+    uniform between-view weights.
+
+    Parameters
+    ----------
+    method : {"embd_ht", "embd_hm", "app", "sdp", "rnd"}
+        The completion variant.
+    Ks : list of ndarray of shape (n, n)
+        The validated kernel of each view (missing entries NaN).
+    obs : ndarray of shape (n_views, n), dtype=bool
+        The validated mask of observed samples.
+    seed : int
+        Seeds the draw of the random basis of ``"rnd"``.
+    n_basis : int or None
+        The size of the random basis of ``"rnd"``; None: half the samples.
+    ridge : float
+        The relative ridge of the self-representation start.
+
+    Returns
+    -------
+    problem : CompletionProblem
+        The problem handed to :func:`~bayesmv.mkc.solver.solve_completion`.
+
+    Raises
+    ------
+    ValueError
+        If a view has a non-positive mean observed diagonal.
+    """
     Kz, W, P, scale = _prepare(Ks, obs)
     M, n = obs.shape
     if method == "rnd":
@@ -183,8 +209,22 @@ def completion_problem(method, Ks, obs, seed, n_basis, ridge):
 
 
 def completed_kernels(method, theta, problem):
-    """The completed kernels ``(n_views, n, n)`` of a solution ``theta`` (reconstruction
-    weights, or the kernels themselves for ``"sdp"``): symmetrised and scaled back."""
+    """The completed kernels of a solution, symmetrised and scaled back.
+
+    Parameters
+    ----------
+    method : {"embd_ht", "embd_hm", "app", "sdp", "rnd"}
+        The completion variant.
+    theta : array-like
+        The solution: the reconstruction weights, or the kernels themselves for ``"sdp"``.
+    problem : CompletionProblem
+        The problem it solves.
+
+    Returns
+    -------
+    kernels : ndarray of shape (n_views, n, n)
+        The completed kernels.
+    """
     Kz = jnp.asarray(problem.Kz)
     if method == "sdp":
         Khat = np.asarray(theta)

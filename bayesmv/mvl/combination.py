@@ -23,21 +23,47 @@ def _secular_bisect(fun, lo, hi, target, n_iter=200):
 
 
 def sphere_lstsq(A, b, radius=1.0, rtol=1e-12):
-    """Global minimiser of ``||A x - b||`` subject to ``||x|| = radius`` (eq. 86; Theorems 15-16).
+    """Global minimiser of ``||A x - b||`` subject to ``||x|| = radius``.
 
-    ``A = U Σ V^T``; with ``c = U^T b`` the secular function ``s(γ) = Σ σ_i² c_i² / (σ_i² + γ)²``
-    (eq. 89) decreases on ``(-σ_min², ∞)``; its root ``γ*`` by bisection gives
-    ``x = (A^T A + γ* I)^{-1} A^T b`` (eq. 90, case I). When no root exists there (rank deficient
-    with ``Σ_{i<=r} c_i²/σ_i² < radius²``, case II, eq. 91-92; ``A^T b = 0``, Theorem 15; or the
+    Minh, Bazzani & Murino 2016, eq. 86, Theorems 15-16. ``A = U Σ V^T``; with ``c = U^T b``
+    the secular function ``s(γ) = Σ σ_i² c_i² / (σ_i² + γ)²`` (eq. 89) decreases on
+    ``(-σ_min², ∞)``; its root ``γ*`` by bisection gives ``x = (A^T A + γ* I)^{-1} A^T b``
+    (eq. 90, case I). When no root exists there (rank deficient with
+    ``Σ_{i<=r} c_i²/σ_i² < radius²``, case II, eq. 91-92; ``A^T b = 0``, Theorem 15; or the
     degenerate case with ``c_i = 0`` on the smallest singular value) the solution is
-    ``γ* = -σ_min²``: the components outside the bottom eigenspace are ``σ_i c_i / (σ_i² - σ_min²)``
-    and the rest of the norm goes to a bottom eigenvector (the first such ``v``; the solution is
-    then not unique). Returns ``(x, γ*)``.
+    ``γ* = -σ_min²``: the components outside the bottom eigenspace are
+    ``σ_i c_i / (σ_i² - σ_min²)`` and the rest of the norm goes to a bottom eigenvector (the
+    first such ``v``; the solution is then not unique).
 
-    Kept over ``scipy.optimize.minimize`` (SLSQP with ``‖x‖² = radius²`` as a constraint;
-    ``benchmarks/solvers.py``, 2026-11-26, MVL-LS-optC's c-steps on mfeat): SLSQP takes 2.9–7.5×
-    the time for the same objective (relative gap ≤ 4e-14) and test accuracy, and is a local
-    method where this is the global minimiser.
+    Parameters
+    ----------
+    A : array-like of shape (n, m)
+        The matrix of the least squares.
+    b : array-like of shape (n,)
+        The right-hand side.
+    radius : float, default=1.0
+        The norm of the solution; must be positive.
+    rtol : float, default=1e-12
+        Relative tolerance below which the components ``σ_i c_i`` count as zero and the
+        eigenvalues ``σ_i²`` as equal to the smallest.
+
+    Returns
+    -------
+    x : ndarray of shape (m,)
+        The minimiser, of norm ``radius``.
+    gamma : float
+        The multiplier ``γ*``.
+
+    Raises
+    ------
+    ValueError
+        If ``radius`` is not a finite positive number.
+
+    Notes
+    -----
+    This is the global minimiser, where a generic constrained optimiser (SLSQP with
+    ``‖x‖² = radius²`` as a constraint) is a local method; ``benchmarks/solvers.py`` compares
+    the two.
     """
     A = np.asarray(A, dtype=float)
     b = np.asarray(b, dtype=float).ravel()

@@ -733,11 +733,41 @@ class MVLClassifier(ClassifierMixin, _MVLBase):
 
 
 def ls_path(est, Xs, y, Xs_unlabeled, gamma_As, shared):
-    """The MVL estimator ``est`` fitted at each of ``gamma_As`` in turn (a generator): MVL-LS at the fixed
-    combination ``c`` from one eigendecomposition (:func:`mvl_ls_path`), the same coefficients
-    as ``fit`` with ``loss="squared"``. ``shared`` (a dict, filled by the first call) keeps the
-    kernels, Gram matrices and their square roots for further calls on the same training data
-    that change only ``graph``, ``n_neighbors`` or ``gamma_W``."""
+    """Fit the MVL estimator ``est`` at each of ``gamma_As`` in turn (a generator).
+
+    MVL-LS at the fixed combination ``c`` from one eigendecomposition
+    (:func:`~bayesmv.mvl.least_squares.mvl_ls_path`), the same coefficients as ``fit`` with
+    ``loss="squared"``.
+
+    Parameters
+    ----------
+    est : MVLClassifier or MVLRegressor
+        The estimator to fit, with numeric ``gamma_B`` and ``gamma_W``; it is updated in place.
+    Xs : list of array-like
+        The labelled training views.
+    y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        The targets.
+    Xs_unlabeled : list of array-like or None
+        The unlabelled views, or None.
+    gamma_As : sequence of float
+        The values of ``gamma_A``, each positive.
+    shared : dict
+        Filled by the first call: keeps the kernels, Gram matrices and their square roots for
+        further calls on the same training data that change only ``graph``, ``n_neighbors``
+        or ``gamma_W``.
+
+    Yields
+    ------
+    est : MVLClassifier or MVLRegressor
+        ``est`` itself, fitted at the next value of ``gamma_As``.
+
+    Raises
+    ------
+    ValueError
+        If ``gamma_B`` or ``gamma_W`` is ``"auto"``, or the kernels are precomputed.
+    FloatingPointError
+        If the coefficients are not finite.
+    """
     est._check_params()
     if isinstance(est.gamma_B, str) or isinstance(est.gamma_W, str):
         raise ValueError("the cross-validated path needs numeric gamma_B and gamma_W, not 'auto'")

@@ -11,19 +11,53 @@ __all__ = ["between_view_matrix", "graph_laplacian", "knn_graph", "normalized_cu
 
 
 def between_view_matrix(n_views):
-    """``M_m = m I_m - 1 1^T`` (eq. 54): ``a^T M_m a = sum_{j<k} (a_j - a_k)^2`` (eq. 55)."""
+    """The between-view matrix ``M_m = m I_m - 1 1^T``.
+
+    Minh, Bazzani & Murino 2016, eq. 54: ``a^T M_m a = sum_{j<k} (a_j - a_k)^2`` (eq. 55).
+
+    Parameters
+    ----------
+    n_views : int
+        The number of views ``m``.
+
+    Returns
+    -------
+    M_m : ndarray of shape (m, m)
+        The between-view matrix.
+    """
     m = int(n_views)
     return m * np.eye(m) - np.ones((m, m))
 
 
 def graph_laplacian(W, normalized=False, power=1):
-    """Graph Laplacian of a symmetric non-negative weight matrix (§4.2, eq. 60-64).
+    """Graph Laplacian of a symmetric non-negative weight matrix.
 
-    Unnormalised ``L = D - W`` (``a^T L a = sum_{j<k} W_jk (a_j - a_k)^2``; self-loops cancel) or,
-    with ``normalized=True``, the symmetric normalised ``D^{-1/2} (D - W) D^{-1/2}`` of the
-    graph without self-loops (eigenvalues in ``[0, 2]`` whatever the number of points and the
-    degrees; isolated vertices get a zero row). ``power = p`` returns ``L^p`` (iterated
-    Laplacian, still symmetric PSD, so a valid ``M_W`` block of eq. 63)."""
+    Minh, Bazzani & Murino 2016, §4.2, eq. 60-64. Unnormalised ``L = D - W``
+    (``a^T L a = sum_{j<k} W_jk (a_j - a_k)^2``; self-loops cancel) or, with
+    ``normalized=True``, the symmetric normalised ``D^{-1/2} (D - W) D^{-1/2}`` of the graph
+    without self-loops (eigenvalues in ``[0, 2]`` whatever the number of points and the
+    degrees; isolated vertices get a zero row).
+
+    Parameters
+    ----------
+    W : array-like of shape (N, N)
+        The symmetric non-negative weight matrix.
+    normalized : bool, default=False
+        Return the symmetric normalised Laplacian instead of ``D - W``.
+    power : int, default=1
+        ``power = p`` returns ``L^p`` (iterated Laplacian, still symmetric PSD, so a valid
+        ``M_W`` block of eq. 63).
+
+    Returns
+    -------
+    L : ndarray of shape (N, N)
+        The (iterated) Laplacian, symmetric.
+
+    Raises
+    ------
+    ValueError
+        If ``W`` is not square or ``power`` is not a positive integer.
+    """
     W = np.array(W, dtype=float)
     if W.ndim != 2 or W.shape[0] != W.shape[1]:
         raise ValueError(f"W must be a square weight matrix, got shape {W.shape}")
@@ -43,8 +77,23 @@ def graph_laplacian(W, normalized=False, power=1):
 
 
 def knn_graph(K, n_neighbors=10):
-    """Symmetric k-NN weight matrix from a similarity (Gram) matrix: ``W_ij = K_ij`` when ``j`` is
-    among the ``n_neighbors`` most similar points of ``i`` or vice versa, else 0 (no self-loops)."""
+    """Symmetric k-NN weight matrix from a similarity (Gram) matrix.
+
+    ``W_ij = K_ij`` when ``j`` is among the ``n_neighbors`` most similar points of ``i`` or
+    vice versa, else 0 (no self-loops).
+
+    Parameters
+    ----------
+    K : array-like of shape (N, N)
+        The similarity (Gram) matrix.
+    n_neighbors : int, default=10
+        The number of neighbours of each point (at most ``N - 1`` are used).
+
+    Returns
+    -------
+    W : ndarray of shape (N, N)
+        The symmetric weight matrix, with a zero diagonal.
+    """
     K = np.asarray(K, dtype=float)
     n = K.shape[0]
     k = min(int(n_neighbors), n - 1)
@@ -61,9 +110,30 @@ def knn_graph(K, n_neighbors=10):
 
 
 def view_laplacians(Ks, graph="kernel", n_neighbors=10, laplacian="unnormalized", power=1):
-    """Within-view Laplacians (``M_W`` blocks, eq. 63), one per view, from its Gram matrix: the
-    Gram itself as weights (``graph="kernel"``, §7.1) or its symmetric k-NN sparsification
-    (``"knn"``), unnormalised ``D - W`` or ``laplacian="normalized"``, to the power ``power``."""
+    """Within-view Laplacians (``M_W`` blocks), one per view, from its Gram matrix.
+
+    The blocks of ``M_W`` (Minh, Bazzani & Murino 2016, eq. 63), built by
+    :func:`graph_laplacian`.
+
+    Parameters
+    ----------
+    Ks : sequence of array-like of shape (N, N)
+        The Gram matrix of each view.
+    graph : {"kernel", "knn"}, default="kernel"
+        The weights: the Gram itself (``"kernel"``, §7.1) or its symmetric k-NN
+        sparsification (``"knn"``, :func:`knn_graph`).
+    n_neighbors : int, default=10
+        The number of neighbours of the k-NN graph.
+    laplacian : {"unnormalized", "normalized"}, default="unnormalized"
+        Unnormalised ``D - W`` or the symmetric normalised Laplacian.
+    power : int, default=1
+        The power of the (iterated) Laplacian.
+
+    Returns
+    -------
+    Ls : list of ndarray of shape (N, N)
+        The Laplacian of each view.
+    """
     return [
         graph_laplacian(
             knn_graph(K, n_neighbors) if graph == "knn" else K,
@@ -86,9 +156,23 @@ def _manifold_matrix(Ls, gamma_B, gamma_W):
 
 
 def normalized_cut(W, labels):
-    """Normalised cut ``sum_k cut(C_k, rest) / vol(C_k)`` (Shi & Malik 2000) of the labelling
-    ``labels`` ``(N,)`` on the graph with symmetric non-negative weights ``W`` ``(N, N)``: small
-    when the classes follow the graph's clusters, about 1 for a class squeezed onto one point."""
+    """Normalised cut ``sum_k cut(C_k, rest) / vol(C_k)`` of a labelling (Shi & Malik 2000).
+
+    Small when the classes follow the graph's clusters, about 1 for a class squeezed onto one
+    point.
+
+    Parameters
+    ----------
+    W : array-like of shape (N, N)
+        The symmetric non-negative weights of the graph.
+    labels : array-like of shape (N,)
+        The labelling.
+
+    Returns
+    -------
+    ncut : float
+        The normalised cut.
+    """
     W = np.asarray(W, dtype=float)
     labels = np.asarray(labels)
     deg = W.sum(axis=1)

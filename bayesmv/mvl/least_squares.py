@@ -19,7 +19,20 @@ __all__ = ["mvl_ls_cg", "mvl_ls_loo", "mvl_ls_objective", "mvl_ls_path", "mvl_ls
 
 
 def psd_sqrt(K):
-    """Symmetric square root of a PSD matrix by ``eigh`` (negative round-off eigenvalues -> 0)."""
+    """Symmetric square root of a PSD matrix by ``eigh``.
+
+    Negative round-off eigenvalues are set to 0.
+
+    Parameters
+    ----------
+    K : array-like of shape (N, N)
+        A symmetric positive semi-definite matrix (only its symmetric part is used).
+
+    Returns
+    -------
+    P : ndarray of shape (N, N)
+        The symmetric PSD ``P`` with ``P P = K``.
+    """
     K = np.asarray(K, dtype=float)
     w, V = np.linalg.eigh(0.5 * (K + K.T))
     return (V * np.sqrt(np.clip(w, 0.0, None))) @ V.T
@@ -93,15 +106,39 @@ def _ls_problem(Ks, Y, c, gamma_B, gamma_W, Ls, Ps):
 
 
 def mvl_ls_solve(Ks, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None, R=None, Ps=None, PMP=None):
-    """MVL-LS coefficients (Theorem 10): solve ``B A R + l gamma_A A = Y_C`` (eq. 67-68).
+    """MVL-LS coefficients: solve ``B A R + l gamma_A A = Y_C``.
 
-    ``Ks``: ``m`` Gram matrices ``(N, N)`` over labelled-then-unlabelled points; ``Y``: ``(l, d)``
-    targets of the first ``l`` points; ``c``: ``(m,)``; ``Ls``: ``m`` graph Laplacians ``(N, N)``
-    (needed when ``gamma_W > 0``); ``R``: optional symmetric PSD ``(d, d)`` output matrix
-    (default identity); ``Ps``: optional precomputed ``psd_sqrt(K)`` per view; ``PMP``: optional
-    cached ``P (l gamma_B M_B + l gamma_W M_W) P`` (view-major; reused across the alternating
-    ``c``-updates of MVL-LS-optC, only the rank-``l`` term ``P (c c^T ⊗ J) P`` is rebuilt).
-    Returns ``A`` of shape ``(m, N, d)`` (``f^v(x) = k^v(x, X) A[v]``).
+    Minh, Bazzani & Murino 2016, Theorem 10, eq. 67-68.
+
+    Parameters
+    ----------
+    Ks : sequence of array-like of shape (N, N)
+        The ``m`` Gram matrices over the labelled-then-unlabelled points.
+    Y : array-like of shape (l, d) or (l,)
+        The targets of the first ``l`` points.
+    c : array-like of shape (m,)
+        The combination weights.
+    gamma_A : float
+        The weight of the RKHS norm.
+    gamma_B : float, default=0.0
+        The weight of the between-view term ``M_B``.
+    gamma_W : float, default=0.0
+        The weight of the within-view term ``M_W``.
+    Ls : sequence of array-like of shape (N, N) or None, default=None
+        The ``m`` graph Laplacians (needed when ``gamma_W > 0``); None: zero.
+    R : array-like of shape (d, d) or None, default=None
+        A symmetric PSD output matrix; None: the identity.
+    Ps : sequence of ndarray of shape (N, N) or None, default=None
+        The precomputed ``psd_sqrt(K)`` of each view; None: computed here.
+    PMP : ndarray of shape (mN, mN) or None, default=None
+        The cached ``P (l gamma_B M_B + l gamma_W M_W) P`` (view-major; reused across the
+        alternating ``c``-updates of MVL-LS-optC, only the rank-``l`` term
+        ``P (c c^T ⊗ J) P`` is rebuilt).
+
+    Returns
+    -------
+    A : ndarray of shape (m, N, d)
+        The coefficients: ``f^v(x) = k^v(x, X) A[v]``.
     """
     m, N, ell, d, Ps, H, Yc = _ls_problem(Ks, Y, c, gamma_B, gamma_W, Ls, Ps)
     lam = ell * gamma_A
@@ -128,15 +165,46 @@ def mvl_ls_solve(Ks, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None, R=None, P
 
 
 def mvl_ls_path(Ks, Y, c, gamma_As, gamma_B=0.0, gamma_W=0.0, Ls=None, Ps=None, method="eigh"):
-    """MVL-LS coefficients (Theorem 10, ``R = I``) for several ``gamma_A`` at fixed ``c``,
-    ``gamma_B``, ``gamma_W`` (a regularisation path, e.g. for validation grids).
+    """MVL-LS coefficients for several ``gamma_A`` at fixed ``c``, ``gamma_B``, ``gamma_W``.
 
-    The push-through system ``(P H P + l gamma_A I) z = P Y_C`` of ``mvl_ls_solve`` changes with
-    ``gamma_A`` only by the shift. ``method="eigh"``: one ``eigh`` of the symmetric
-    ``P H P = V diag(w) V^T`` serves every value, ``z = V diag(1 / (w + l gamma_A)) V^T P Y_C``.
-    ``"cholesky"``: ``P H P`` is formed once and factorised per value, the arithmetic of
-    ``mvl_ls_solve`` (bit-for-bit the same coefficients). Then ``a = (Y_C - H P z) / (l gamma_A)``.
-    Returns a list of ``(m, N, d)`` arrays, one per ``gamma_A``, equal to ``mvl_ls_solve`` at each value.
+    A regularisation path (Minh, Bazzani & Murino 2016, Theorem 10, ``R = I``), e.g. for
+    validation grids. The push-through system ``(P H P + l gamma_A I) z = P Y_C`` of
+    :func:`mvl_ls_solve` changes with ``gamma_A`` only by the shift. Then
+    ``a = (Y_C - H P z) / (l gamma_A)``.
+
+    Parameters
+    ----------
+    Ks : sequence of array-like of shape (N, N)
+        The ``m`` Gram matrices over the labelled-then-unlabelled points.
+    Y : array-like of shape (l, d) or (l,)
+        The targets of the first ``l`` points.
+    c : array-like of shape (m,)
+        The combination weights.
+    gamma_As : float or sequence of float
+        The values of ``gamma_A``, each positive.
+    gamma_B : float, default=0.0
+        The weight of the between-view term ``M_B``.
+    gamma_W : float, default=0.0
+        The weight of the within-view term ``M_W``.
+    Ls : sequence of array-like of shape (N, N) or None, default=None
+        The ``m`` graph Laplacians (needed when ``gamma_W > 0``); None: zero.
+    Ps : sequence of ndarray of shape (N, N) or None, default=None
+        The precomputed ``psd_sqrt(K)`` of each view; None: computed here.
+    method : {"eigh", "cholesky"}, default="eigh"
+        ``"eigh"``: one ``eigh`` of the symmetric ``P H P = V diag(w) V^T`` serves every value,
+        ``z = V diag(1 / (w + l gamma_A)) V^T P Y_C``. ``"cholesky"``: ``P H P`` is formed once
+        and factorised per value, the arithmetic of :func:`mvl_ls_solve` (bit-for-bit the
+        same coefficients).
+
+    Returns
+    -------
+    coefs : list of ndarray of shape (m, N, d)
+        One array per ``gamma_A``, equal to :func:`mvl_ls_solve` at each value.
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is not ``"eigh"`` or ``"cholesky"``, or a ``gamma_A`` is not positive.
     """
     if method not in ("eigh", "cholesky"):
         raise ValueError(f"method must be 'eigh' or 'cholesky', got {method!r}")
@@ -157,17 +225,51 @@ def mvl_ls_path(Ks, Y, c, gamma_As, gamma_B=0.0, gamma_W=0.0, Ls=None, Ps=None, 
 
 
 def mvl_ls_loo(Ks, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None, Ps=None, return_coef=False):
-    """Exact leave-one-out outputs ``(l, d)`` of MVL-LS (Theorem 10, ``R = I``): row ``i`` is
-    ``C f(x_i)`` of the fit whose objective (10) drops the loss of point ``i``, which stays in
-    the training set as an unlabelled point (its graph edges and ``M_B`` term remain).
+    """Exact leave-one-out outputs of MVL-LS.
+
+    Minh, Bazzani & Murino 2016, Theorem 10, ``R = I``. Row ``i`` is ``C f(x_i)`` of the fit
+    whose objective (10) drops the loss of point ``i``, which stays in the training set as an
+    unlabelled point (its graph edges and ``M_B`` term remain).
 
     The labelled outputs are linear in the targets, ``C f(x_L) = S Y`` with the symmetric hat
     matrix ``S = B' P (P H P + l gamma_A I)^{-1} P B`` (``B = c ⊗ J``, so ``0 <= S_ii < 1``), the
-    same for every output column. Replacing ``y_i`` by the left-out prediction leaves the left-out
-    fit optimal, hence ``f_{-i}(x_i) = (C f(x_i) - S_ii y_i) / (1 - S_ii)``: one solve with ``l``
-    right-hand sides instead of ``l`` refits. The loss keeps its ``1/l`` weight. With
-    ``return_coef`` also the coefficients ``(m, N, d)`` of the full fit (those of
-    :func:`mvl_ls_solve`)."""
+    same for every output column. Replacing ``y_i`` by the left-out prediction leaves the
+    left-out fit optimal, hence ``f_{-i}(x_i) = (C f(x_i) - S_ii y_i) / (1 - S_ii)``: one solve
+    with ``l`` right-hand sides instead of ``l`` refits. The loss keeps its ``1/l`` weight.
+
+    Parameters
+    ----------
+    Ks : sequence of array-like of shape (N, N)
+        The ``m`` Gram matrices over the labelled-then-unlabelled points.
+    Y : array-like of shape (l, d) or (l,)
+        The targets of the first ``l`` points.
+    c : array-like of shape (m,)
+        The combination weights.
+    gamma_A : float
+        The weight of the RKHS norm.
+    gamma_B : float, default=0.0
+        The weight of the between-view term ``M_B``.
+    gamma_W : float, default=0.0
+        The weight of the within-view term ``M_W``.
+    Ls : sequence of array-like of shape (N, N) or None, default=None
+        The ``m`` graph Laplacians (needed when ``gamma_W > 0``); None: zero.
+    Ps : sequence of ndarray of shape (N, N) or None, default=None
+        The precomputed ``psd_sqrt(K)`` of each view; None: computed here.
+    return_coef : bool, default=False
+        Also return the coefficients of the full fit (those of :func:`mvl_ls_solve`).
+
+    Returns
+    -------
+    loo : ndarray of shape (l, d)
+        The leave-one-out outputs.
+    coef : ndarray of shape (m, N, d)
+        The coefficients of the full fit; only when ``return_coef`` is True.
+
+    Raises
+    ------
+    FloatingPointError
+        If the hat matrix is singular (``S_ii >= 1`` or non-finite); increase ``gamma_A``.
+    """
     Y = np.asarray(Y, dtype=float)
     Y = Y[:, None] if Y.ndim == 1 else Y
     ell = Y.shape[0]
@@ -222,7 +324,34 @@ class _FixedManifoldLS:
 
 
 def mvl_ls_objective(Ks, Y, c, A, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None):
-    """Objective (10)/(84) at coefficients ``A`` (``(m, N, d)``), with ``R = I``."""
+    """The MVL-LS objective at the coefficients ``A``, with ``R = I``.
+
+    Objective (10)/(84) of Minh, Bazzani & Murino 2016.
+
+    Parameters
+    ----------
+    Ks : sequence of array-like of shape (N, N)
+        The ``m`` Gram matrices over the labelled-then-unlabelled points.
+    Y : array-like of shape (l, d) or (l,)
+        The targets of the first ``l`` points.
+    c : array-like of shape (m,)
+        The combination weights.
+    A : ndarray of shape (m, N, d)
+        The coefficients.
+    gamma_A : float
+        The weight of the RKHS norm.
+    gamma_B : float, default=0.0
+        The weight of the between-view term ``M_B``.
+    gamma_W : float, default=0.0
+        The weight of the within-view term ``M_W``.
+    Ls : sequence of array-like of shape (N, N) or None, default=None
+        The ``m`` graph Laplacians; None: no within-view term.
+
+    Returns
+    -------
+    objective : float
+        The value of the objective.
+    """
     Ks = [np.asarray(K, dtype=float) for K in Ks]
     Y = np.asarray(Y, dtype=float).reshape(len(Y), -1)
     ell = Y.shape[0]
@@ -296,11 +425,43 @@ class _ViewMatvec:
 
 
 def mvl_ls_cg(kernels, Xs, Y, c, gamma_A, gamma_B=0.0, gamma_W=0.0, tol=1e-8, max_iter=2000, block_size=1024):
-    """Matrix-free MVL-LS (Theorem 10, R = I) by CG in the ``G``-inner product.
+    """Matrix-free MVL-LS by conjugate gradients in the ``G``-inner product.
 
-    Uses only kernel–vector products ``K^v @ V`` computed in row blocks (memory ``O(block N)``);
-    the within-view Laplacians are the kernel-weighted ones of §7.1, ``L^v V = deg^v * V - K^v V``.
-    Returns ``(A, n_iter, relative_residual)`` with ``A`` of shape ``(m, N, d)``.
+    Minh, Bazzani & Murino 2016, Theorem 10, ``R = I``. Uses only kernel–vector products
+    ``K^v @ V`` computed in row blocks (memory ``O(block N)``); the within-view Laplacians are
+    the kernel-weighted ones of §7.1, ``L^v V = deg^v * V - K^v V``.
+
+    Parameters
+    ----------
+    kernels : sequence of callable
+        The bound scalar kernel ``k^v`` of each view.
+    Xs : sequence of array-like of shape (N, n_features)
+        The ``m`` views, labelled points first.
+    Y : array-like of shape (l, d) or (l,)
+        The targets of the first ``l`` points.
+    c : array-like of shape (m,)
+        The combination weights.
+    gamma_A : float
+        The weight of the RKHS norm.
+    gamma_B : float, default=0.0
+        The weight of the between-view term ``M_B``.
+    gamma_W : float, default=0.0
+        The weight of the within-view term ``M_W``.
+    tol : float, default=1e-8
+        The relative residual (in the ``G``-norm) at which CG stops.
+    max_iter : int, default=2000
+        The maximum number of CG iterations.
+    block_size : int, default=1024
+        The row block of the kernel–vector products.
+
+    Returns
+    -------
+    A : ndarray of shape (m, N, d)
+        The coefficients.
+    n_iter : int
+        The number of CG iterations run.
+    relative_residual : float
+        The relative residual reached.
     """
     m = len(Xs)
     N = Xs[0].shape[0]

@@ -29,17 +29,38 @@ AUTO_GAMMA_W = (0.0, 1e-6, 1e-4, 1e-2)
 
 
 def choose_by_loo(Y, loos, score="accuracy"):
-    """Index of the fit to keep among leave-one-out outputs ``loos`` (each ``(l, d)``, e.g. from
-    :func:`mvl_ls_loo`) of the same labelled points; ``loos[0]`` is the fallback.
+    """Index of the fit to keep among the leave-one-out outputs of several fits.
 
     Per point, a fit scores 1 for the right class (``score="accuracy"``: argmax of the outputs
-    against the argmax of the ±1 targets ``Y``) or minus its squared error (``"squared"``). Another
-    fit is taken only when its mean paired gain over the fallback exceeds one standard error, the
-    largest such gain winning (ties: the smaller squared error). With one label per class no
-    point is predicted right once left out, so the fallback stays.
+    against the argmax of the ±1 targets ``Y``) or minus its squared error (``"squared"``).
+    Another fit than the fallback ``loos[0]`` is taken only when its mean paired gain over the
+    fallback exceeds one standard error, the largest such gain winning (ties: the smaller
+    squared error). With one label per class no point is predicted right once left out, so the
+    fallback stays.
 
-    Returns ``(index, table)``; ``table`` holds per fit ``loo_score`` (mean per-point score),
-    ``gain`` and ``gain_se`` (paired, against the fallback) and ``loo_mse``."""
+    Parameters
+    ----------
+    Y : array-like of shape (l, d) or (l,)
+        The targets of the labelled points (±1 one-vs-rest codes for ``"accuracy"``).
+    loos : sequence of array-like of shape (l, d)
+        The leave-one-out outputs of each fit on the same labelled points (e.g. from
+        :func:`mvl_ls_loo`); ``loos[0]`` is the fallback.
+    score : {"accuracy", "squared"}, default="accuracy"
+        The per-point score.
+
+    Returns
+    -------
+    index : int
+        The index of the fit to keep.
+    table : dict of ndarray
+        Per fit: ``loo_score`` (mean per-point score), ``gain`` and ``gain_se`` (paired,
+        against the fallback) and ``loo_mse``.
+
+    Raises
+    ------
+    ValueError
+        If ``score`` is not ``"accuracy"`` or ``"squared"``.
+    """
     if score not in ("accuracy", "squared"):
         raise ValueError(f"score must be 'accuracy' or 'squared', got {score!r}")
     Y = np.asarray(Y, dtype=float)
@@ -60,8 +81,29 @@ def choose_by_loo(Y, loos, score="accuracy"):
 
 
 def supervised_manifold(gamma_B, gamma_W, graph):
-    """``(gamma_B, gamma_W, graph)`` of the supervised fit: ``SUPERVISED_MANIFOLD`` where a
-    weight is ``"auto"`` (its graph with an ``"auto"`` ``gamma_W``), the given values elsewhere."""
+    """The manifold weights and graph of the supervised fit.
+
+    ``SUPERVISED_MANIFOLD`` where a weight is ``"auto"`` (its graph with an ``"auto"``
+    ``gamma_W``), the given values elsewhere.
+
+    Parameters
+    ----------
+    gamma_B : float or "auto"
+        The between-view weight.
+    gamma_W : float or "auto"
+        The within-view weight.
+    graph : str
+        The graph of the within-view Laplacians.
+
+    Returns
+    -------
+    gamma_B : float
+        The between-view weight of the supervised fit.
+    gamma_W : float
+        The within-view weight of the supervised fit.
+    graph : str
+        Its graph.
+    """
     auto_B, auto_W = isinstance(gamma_B, str), isinstance(gamma_W, str)
     return (
         SUPERVISED_MANIFOLD["gamma_B"] if auto_B else gamma_B,
@@ -85,15 +127,44 @@ class ManifoldChoice(NamedTuple):
 
 
 def choose_manifold(Ks, Y, c, gamma_A, gamma_B, gamma_W, graph, laplacians, n_neighbors, score):
-    """``"auto"`` ``gamma_B`` / ``gamma_W`` with unlabelled points (``Ks`` over the ``l`` labelled
-    points first, then the unlabelled ones): the supervised fit (:func:`supervised_manifold` on
-    the labelled points alone) unless a fit with the unlabelled points on ``graph``, at a pair of
-    ``AUTO_GAMMA_B x AUTO_GAMMA_W`` (a numeric value fixed), beats it by :func:`choose_by_loo`.
-    A classifier (``score="accuracy"``) with a single label in some class, where no leave-one-out
-    can judge, keeps instead the fit whose classes (labelled points as given, the others by the
-    fit) have the smallest :func:`normalized_cut` on the graph counting the views in which two
-    points are ``n_neighbors``-nearest neighbours. ``laplacians(Ks, graph)`` gives the per-view
-    Laplacians. Returns a :class:`ManifoldChoice`."""
+    """Choose ``"auto"`` ``gamma_B`` / ``gamma_W`` with unlabelled points.
+
+    Keeps the supervised fit (:func:`supervised_manifold` on the labelled points alone) unless
+    a fit with the unlabelled points on ``graph``, at a pair of ``AUTO_GAMMA_B x AUTO_GAMMA_W``
+    (a numeric value fixed), beats it by :func:`choose_by_loo`. A classifier
+    (``score="accuracy"``) with a single label in some class, where no leave-one-out can judge,
+    keeps instead the fit whose classes (labelled points as given, the others by the fit) have
+    the smallest :func:`normalized_cut` on the graph counting the views in which two points are
+    ``n_neighbors``-nearest neighbours.
+
+    Parameters
+    ----------
+    Ks : sequence of ndarray of shape (N, N)
+        The Gram matrices over the ``l`` labelled points first, then the unlabelled ones.
+    Y : ndarray of shape (l, d)
+        The targets of the labelled points.
+    c : array-like of shape (m,)
+        The combination weights.
+    gamma_A : float
+        The weight of the RKHS norm.
+    gamma_B : float or "auto"
+        The between-view weight.
+    gamma_W : float or "auto"
+        The within-view weight.
+    graph : str
+        The graph of the within-view Laplacians of the fits with unlabelled points.
+    laplacians : callable
+        ``laplacians(Ks, graph)`` gives the per-view Laplacians.
+    n_neighbors : int
+        The neighbours of the graph of the normalised cut.
+    score : {"accuracy", "squared"}
+        The per-point score of :func:`choose_by_loo`.
+
+    Returns
+    -------
+    choice : ManifoldChoice
+        The problem kept and the table of every candidate.
+    """
     ell = Y.shape[0]
     sup_B, sup_W, sup_graph = supervised_manifold(gamma_B, gamma_W, graph)
     KL = [K[:ell, :ell] for K in Ks]

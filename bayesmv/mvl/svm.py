@@ -12,8 +12,26 @@ __all__ = ["box_qp", "mvl_svm_dual_gram", "mvl_svm_solve", "simplex_coding"]
 
 
 def simplex_coding(n_classes):
-    """Simplex code matrix ``S`` of shape ``(P-1, P)`` (§3.3): unit columns, ``<s_j, s_k> = -1/(P-1)``,
-    columns summing to zero. ``P = 2`` gives ``S = [1, -1]``."""
+    """Simplex code matrix ``S`` (Minh, Bazzani & Murino 2016, §3.3).
+
+    Unit columns, ``<s_j, s_k> = -1/(P-1)``, columns summing to zero. ``P = 2`` gives
+    ``S = [1, -1]``.
+
+    Parameters
+    ----------
+    n_classes : int
+        The number of classes ``P``, at least 2.
+
+    Returns
+    -------
+    S : ndarray of shape (P - 1, P)
+        The simplex code of each class, one per column.
+
+    Raises
+    ------
+    ValueError
+        If ``n_classes < 2``.
+    """
     P = int(n_classes)
     if P < 2:
         raise ValueError(f"n_classes must be >= 2, got {n_classes}")
@@ -134,20 +152,46 @@ def box_qp(H, q, lo, hi, x0=None, tol=1e-8, max_iter=500, warm_start="ipm", shif
     a bound with the gradient pushing outwards are held by a diagonally scaled gradient step, the
     rest take the exact Newton step of the quadratic (Cholesky of the free block), and an Armijo
     search along the projection arc keeps feasibility and descent. On a quadratic the method
-    terminates with the exact optimum once the active set is identified (typically 5-30
-    iterations). By default it starts from a Mehrotra interior-point solution (``warm_start="ipm"``,
-    ~15-25 Cholesky factorisations), which identifies the active set of large SVM duals quickly;
-    ``shifted_solver(dvec)`` may supply a structured solver for ``H + diag(dvec)``.
-    Returns ``(x, info)``, ``info = {"n_iter", "kkt", "objective"}`` (objective per
-    iteration; KKT = largest projected-gradient entry).
+    terminates with the exact optimum once the active set is identified. By default it starts
+    from a Mehrotra interior-point solution (one Cholesky factorisation per interior-point
+    iteration), which identifies the active set of large SVM duals quickly.
 
-    Kept over the maintained QP solvers (``benchmarks/solvers.py``, 2026-11-26, MVL-SVM duals on
-    mfeat as the estimator solves them, the same objective to a relative 4e-10 and the same test
-    accuracy): the simplex-coded dual with 500 labelled points (4,500 variables, this structured
-    ``shifted_solver``) takes 3.1 s, DAQP 14.4×, clarabel 4.6×, OSQP 16.6× that; with 200, DAQP
-    0.95×, OSQP 1.85×, clarabel 2.7×. On the one-vs-all duals (no structure) DAQP is as fast or
-    faster (0.96× at 500, 0.21× of 0.065 s at 200), but it would add a dependency beside this
-    solver, not replace it.
+    Parameters
+    ----------
+    H : array-like of shape (n, n)
+        The symmetric positive semi-definite Hessian; must be finite.
+    q : array-like of shape (n,)
+        The linear term; must be finite.
+    lo : float or array-like of shape (n,)
+        The lower bounds.
+    hi : float or array-like of shape (n,)
+        The upper bounds.
+    x0 : array-like of shape (n,) or None, default=None
+        The starting point (clipped to the box); None: the interior-point solution with
+        ``warm_start="ipm"`` (when every ``hi > lo``), else zero.
+    tol : float, default=1e-8
+        The largest projected-gradient entry (KKT violation) at which the method stops.
+    max_iter : int, default=500
+        The maximum number of projected Newton iterations.
+    warm_start : {"ipm", None}, default="ipm"
+        ``"ipm"``: start from the Mehrotra interior-point solution when ``x0`` is None; any
+        other value: start from zero.
+    shifted_solver : callable or None, default=None
+        ``shifted_solver(dvec)`` returns a solver ``r -> (H + diag(dvec))^{-1} r``, a
+        structured one for the interior-point start; None: a dense Cholesky.
+
+    Returns
+    -------
+    x : ndarray of shape (n,)
+        The minimiser.
+    info : dict
+        ``{"n_iter", "kkt", "objective"}``: the iterations run, the KKT violation (largest
+        projected-gradient entry) and the objective per iteration.
+
+    Raises
+    ------
+    ValueError
+        If a lower bound exceeds its upper bound, or ``H`` or ``q`` is not finite.
     """
     H = np.asarray(H, dtype=float)
     q = np.asarray(q, dtype=float)
@@ -207,8 +251,29 @@ def box_qp(H, q, lo, hi, x0=None, tol=1e-8, max_iter=500, warm_start="ipm", shif
 
 
 def mvl_svm_dual_gram(Ps, c, n_labeled, M, gamma_A):
-    """``Q_x = (J ⊗ c)^T T (J ⊗ c)`` (``l x l``) with ``T = P (P M P + gamma_A I)^{-1} P``
-    (``= G (M G + gamma_A I)^{-1}``, eq. 25/78), ``M`` view-major ``gamma_B M_B + gamma_W M_W``."""
+    """The MVL-SVM dual Gram ``Q_x = (J ⊗ c)^T T (J ⊗ c)``.
+
+    ``T = P (P M P + gamma_A I)^{-1} P`` (``= G (M G + gamma_A I)^{-1}``, Minh, Bazzani &
+    Murino 2016, eq. 25/78).
+
+    Parameters
+    ----------
+    Ps : sequence of ndarray of shape (N, N)
+        The ``psd_sqrt(K^v)`` of each view over the ``N`` training points (labelled first).
+    c : array-like of shape (m,)
+        The combination weights.
+    n_labeled : int
+        The number of labelled points ``l``.
+    M : ndarray of shape (mN, mN)
+        The view-major manifold matrix ``gamma_B M_B + gamma_W M_W``.
+    gamma_A : float
+        The weight of the RKHS norm.
+
+    Returns
+    -------
+    Q_x : ndarray of shape (l, l)
+        The symmetric dual Gram.
+    """
     m = len(Ps)
     N = Ps[0].shape[0]
     ell = n_labeled
@@ -224,13 +289,46 @@ def mvl_svm_dual_gram(Ps, c, n_labeled, M, gamma_A):
 
 
 def mvl_svm_solve(Ps, codes, n_classes, c, gamma_A, M=None, loss="simplex_hinge", tol=1e-8, max_iter=500):
-    """MVL-SVM (simplex coding, Theorems 6/7/13) or MVL-binSVM (one-vs-all, Corollary 8).
+    """Fit MVL-SVM or MVL-binSVM by their box-constrained duals.
 
-    ``Ps``: per-view ``psd_sqrt(K^v)`` over ``N`` training points (labelled first); ``codes``:
-    integer labels of the ``l`` labelled points; ``M``: view-major manifold matrix
-    (``_manifold_matrix``) or None. Returns ``(A, alphas, infos)``: ``A`` ``(m, N, d)``
-    coefficients (``d = P - 1`` for simplex, ``P`` columns of one-vs-all scores for hinge, one
-    column for two-class hinge), the dual variables and the QP infos.
+    MVL-SVM with simplex coding (Minh, Bazzani & Murino 2016, Theorems 6/7/13) or MVL-binSVM
+    (one-vs-all, Corollary 8); each dual is solved by :func:`box_qp`.
+
+    Parameters
+    ----------
+    Ps : sequence of ndarray of shape (N, N)
+        The ``psd_sqrt(K^v)`` of each view over the ``N`` training points (labelled first).
+    codes : array-like of shape (l,)
+        The integer labels of the ``l`` labelled points.
+    n_classes : int
+        The number of classes ``P``.
+    c : array-like of shape (m,)
+        The combination weights.
+    gamma_A : float
+        The weight of the RKHS norm.
+    M : ndarray of shape (mN, mN) or None, default=None
+        The view-major manifold matrix (``_manifold_matrix``); None: zero.
+    loss : {"simplex_hinge", "hinge"}, default="simplex_hinge"
+        Simplex coding (MVL-SVM) or one-vs-all (MVL-binSVM).
+    tol : float, default=1e-8
+        The KKT tolerance of :func:`box_qp`.
+    max_iter : int, default=500
+        The iteration cap of :func:`box_qp`.
+
+    Returns
+    -------
+    A : ndarray of shape (m, N, d)
+        The coefficients: ``d = P - 1`` for simplex, ``P`` columns of one-vs-all scores for
+        hinge, one column for two-class hinge.
+    alphas : ndarray
+        The dual variables: ``(l, P)`` for simplex, ``(l, d)`` for hinge.
+    infos : list of dict
+        The :func:`box_qp` info of each QP solved.
+
+    Raises
+    ------
+    ValueError
+        If ``loss`` is not ``"hinge"`` or ``"simplex_hinge"``.
     """
     m = len(Ps)
     N = Ps[0].shape[0]

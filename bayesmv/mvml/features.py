@@ -24,8 +24,26 @@ __all__ = [
 
 
 def kernel_list(kernel, n_views):
-    """One kernel (name, callable or ``"precomputed"``) per view; unknown names and a
-    ``"precomputed"`` that does not apply to every view raise."""
+    """One kernel (name, callable or ``"precomputed"``) per view.
+
+    Parameters
+    ----------
+    kernel : str, callable or list
+        One kernel for every view, or a list of one kernel per view.
+    n_views : int
+        The number of views.
+
+    Returns
+    -------
+    kernels : list of length n_views
+        The kernel of each view.
+
+    Raises
+    ------
+    ValueError
+        If a list of kernels does not have ``n_views`` entries, if a kernel name is unknown,
+        or if ``"precomputed"`` does not apply to every view.
+    """
     if isinstance(kernel, (list, tuple)):
         if len(kernel) != n_views:
             raise ValueError(
@@ -44,7 +62,28 @@ def kernel_list(kernel, n_views):
 
 
 def kernel_params_list(kernel_params, n_views):
-    """One parameter dict per view from ``None``, one dict, or a list of dicts (or None)."""
+    """One parameter dict per view.
+
+    Parameters
+    ----------
+    kernel_params : dict, list of dict or None
+        ``None`` (no parameters), one dict for every view, or a list of one dict (or None)
+        per view.
+    n_views : int
+        The number of views.
+
+    Returns
+    -------
+    params : list of dict of length n_views
+        The kernel parameters of each view.
+
+    Raises
+    ------
+    ValueError
+        If a list does not have ``n_views`` entries.
+    TypeError
+        If ``kernel_params`` or one of its entries has another type.
+    """
     if kernel_params is None:
         return [{}] * n_views
     if isinstance(kernel_params, dict):
@@ -83,9 +122,39 @@ class FeatureMap(NamedTuple):
 
 
 def train_features(Xs, kernels, params, nystrom, random_state):
-    """Training feature blocks ``U`` (``V x n x q``) and their :class:`FeatureMap`: ``U_v = K_v``
-    when the Nyström level ``nystrom`` gives ``p = n`` landmarks, else the block-Nyström factors
-    on one shared landmark set drawn with ``random_state`` (only ``n x p`` kernel columns)."""
+    """Training feature blocks ``U`` and their :class:`FeatureMap`.
+
+    ``U_v = K_v`` when the Nyström level ``nystrom`` gives ``p = n`` landmarks (Algorithm 1a of
+    Huusari, Kadri & Capponi 2018), else the block-Nyström factors on one shared landmark set
+    drawn with ``random_state`` (Algorithm 1b; only ``n x p`` kernel columns are formed).
+
+    Parameters
+    ----------
+    Xs : list of array-like
+        The training views, each ``(n, n_features)``; with precomputed kernels, the
+        ``(n, n)`` Gram matrices.
+    kernels : list
+        One kernel per view, as returned by :func:`kernel_list`.
+    params : list of dict
+        One parameter dict per view, as returned by :func:`kernel_params_list`.
+    nystrom : float or int
+        The Nyström level: a fraction in (0, 1] of the samples or a number of landmarks.
+    random_state : int, RandomState instance, Generator or None
+        Draws the landmarks.
+
+    Returns
+    -------
+    U : ndarray of shape (V, n, q)
+        The feature blocks (``q = n`` on the full path, ``q = p`` otherwise).
+    fmap : FeatureMap
+        What :func:`out_of_sample_features` needs to extend them to new points.
+
+    Raises
+    ------
+    ValueError
+        If a precomputed Gram matrix is not square ``(n, n)`` or not symmetric, or if the
+        kernel matrices contain NaN or inf.
+    """
     n = Xs[0].shape[0]
     pre = kernels[0] == "precomputed"
     if pre:
@@ -124,9 +193,28 @@ def train_features(Xs, kernels, params, nystrom, random_state):
 
 
 def out_of_sample_features(Xs, kernels, params, fmap):
-    """Test features ``U_test_v``: the kernel columns ``k_v(X, X_train)`` (full path) or the
-    Nyström extension ``k_v(X, landmarks) (W_v⁺)^{1/2}`` (§3.5); with precomputed kernels ``Xs``
-    are the test-vs-train kernels."""
+    """Test features ``U_test_v`` of new points.
+
+    The kernel columns ``k_v(X, X_train)`` (full path) or the Nyström extension
+    ``k_v(X, landmarks) (W_v⁺)^{1/2}`` (Huusari, Kadri & Capponi 2018, §3.5).
+
+    Parameters
+    ----------
+    Xs : list of array-like
+        The test views, each ``(m, n_features)``; with precomputed kernels, the test-vs-train
+        kernels, each ``(m, n)``.
+    kernels : list
+        One kernel per view, as in training.
+    params : list of dict
+        One parameter dict per view, as in training.
+    fmap : FeatureMap
+        The feature map returned by :func:`train_features`.
+
+    Returns
+    -------
+    U_test : ndarray of shape (V, m, q)
+        The test feature blocks.
+    """
     if kernels[0] == "precomputed":
         Qs = [np.asarray(K, dtype=np.float64)[:, fmap.landmarks] for K in Xs]
     else:
@@ -139,18 +227,47 @@ def out_of_sample_features(Xs, kernels, params, fmap):
 
 
 def decision_values(Ut, g, w):
-    """``Σ_v w_v U_test_v g_v`` per output (``g``: ``(C, Vq)`` or ``(Vq,)``, ``w`` likewise) -> ``(m, C)``."""
+    """Decision values ``Σ_v w_v U_test_v g_v``, one column per output.
+
+    Parameters
+    ----------
+    Ut : ndarray of shape (V, m, q)
+        The test feature blocks (:func:`out_of_sample_features`).
+    g : array-like of shape (C, Vq) or (Vq,)
+        The fitted ``g`` of each output.
+    w : array-like of shape (C, V) or (V,)
+        The view weights of each output.
+
+    Returns
+    -------
+    F : ndarray of shape (m, C)
+        The decision values.
+    """
     V, _, q = Ut.shape
     G = np.asarray(g).reshape(-1, V, q) * np.asarray(w).reshape(-1, V)[:, :, None]
     return sum(Ut[v] @ G[:, v, :].T for v in range(V))
 
 
 def fitted_attributes(solver, results, method):
-    """The fitted attributes of an MVML estimator from an :class:`~bayesmv.mvml.solver.MVMLSolver`'s
-    ``results`` (one per output): ``A_``, ``g_``, ``weights_``, ``block_norms_`` (stacked over
-    outputs when there are several), ``solver_form_``, ``fit_traces_`` (one per output),
-    ``n_iter_`` and ``fit_trace_``, whose objective is the sum over the outputs (independent
-    problems; shorter traces padded with their final values)."""
+    """The fitted attributes of an MVML estimator from a solver's results.
+
+    Parameters
+    ----------
+    solver : MVMLSolver
+        The :class:`~bayesmv.mvml.solver.MVMLSolver` that produced ``results``.
+    results : list of dict
+        One result of ``solver.fit`` per output.
+    method : str
+        The method name recorded in the fit traces.
+
+    Returns
+    -------
+    attributes : dict
+        ``A_``, ``g_``, ``weights_``, ``block_norms_`` (stacked over outputs when there are
+        several), ``solver_form_``, ``fit_traces_`` (one per output), ``n_iter_`` and
+        ``fit_trace_``, whose objective is the sum over the outputs (independent problems;
+        shorter traces padded with their final values).
+    """
     A = [solver.metric_matrix(r) for r in results]
     norms = [_group_norms(a, solver.V) for a in A]
 

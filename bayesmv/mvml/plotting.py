@@ -8,7 +8,36 @@ __all__ = ["plot_metric"]
 
 
 def plot_metric(A, n_views, ax=None, view_names=None, log=True, title=None):
-    """Image of ``|Ã|`` with the view-pair block grid (the paper's Figure 3). Returns the axes."""
+    """Plot the image of ``|Ã|`` with the view-pair block grid.
+
+    The picture of Figure 3 of Huusari, Kadri & Capponi 2018, with a colour bar.
+
+    Parameters
+    ----------
+    A : array-like of shape (Vq, Vq)
+        The metric ``Ã`` (view-major blocks).
+    n_views : int
+        The number of views ``V``.
+    ax : matplotlib Axes or None, default=None
+        The axes to draw on; None: a new figure.
+    view_names : sequence of str or None, default=None
+        The tick label of each view; None: ``"view 0"``, ``"view 1"``, ...
+    log : bool, default=True
+        Use a logarithmic colour scale (over at most eight decades below the largest entry;
+        zero entries are left blank).
+    title : str or None, default=None
+        The title; None: ``"learned metric |Ã| (view-pair blocks)"``.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+        The axes drawn on.
+
+    Raises
+    ------
+    ValueError
+        If ``A`` is not a square matrix whose size is a multiple of ``n_views``.
+    """
     import matplotlib.pyplot as plt
     from matplotlib.colors import LogNorm
 

@@ -182,14 +182,40 @@ def _as_float(*arrays):
 
 
 def g_step(U, A, w, y, lmbda, form="auto"):
-    """g-step, eq. (8) / (15): ``g = (M'M + λ Ã⁺)⁻¹ M' y`` with ``M = (w' ⊗ I_n) U``.
+    """Solve the g-step of MVML (Huusari, Kadri & Capponi 2018, eq. 8 / 15).
 
-    ``U``: ``(V, n, q)`` feature blocks (``K_v`` on the full path, Nyström factors otherwise);
-    ``A``: ``(Vq, Vq)`` symmetric PSD metric; ``y``: ``(n,)``. ``form``: ``"dual"``
-    (``n x n`` Cholesky of ``M Ã M' + λI``), ``"primal"`` (``Vq x Vq`` Cholesky after ``eigh``
-    of ``A``) or ``"auto"`` (the smaller). ``g`` is restricted to the range of ``Ã`` (the
-    pseudo-inverse convention). Returns ``(g, z, fit)`` with ``z = M'(y - Mg)/λ`` (``= Ã⁺g`` for
-    PD ``Ã``; always ``Ã z = g``) and ``fit = ||y - Mg||² + λ <g, Ã⁺g>``.
+    Computes ``g = (M'M + λ Ã⁺)⁻¹ M' y`` with ``M = (w' ⊗ I_n) U``. ``g`` is restricted to the
+    range of ``Ã`` (the pseudo-inverse convention).
+
+    Parameters
+    ----------
+    U : array-like of shape (V, n, q)
+        The per-view feature blocks: ``K_v`` on the full path, the Nyström factors otherwise.
+    A : array-like of shape (Vq, Vq)
+        The metric ``Ã``, symmetric positive semi-definite.
+    w : array-like of shape (V,)
+        The view weights.
+    y : array-like of shape (n,)
+        The targets.
+    lmbda : float
+        The regularisation weight ``λ``.
+    form : {"auto", "dual", "primal"}, default="auto"
+        ``"dual"``: an ``n x n`` Cholesky of ``M Ã M' + λI``; ``"primal"``: a ``Vq x Vq``
+        Cholesky after ``eigh`` of ``A``; ``"auto"``: the smaller of the two.
+
+    Returns
+    -------
+    g : ndarray of shape (Vq,)
+        The solution of the g-step.
+    z : ndarray of shape (Vq,)
+        ``z = M'(y - Mg)/λ``; ``z = Ã⁺g`` for a positive definite ``Ã``, and always ``Ã z = g``.
+    fit : float
+        ``||y - Mg||² + λ <g, Ã⁺g>``.
+
+    Raises
+    ------
+    ValueError
+        If ``form`` is not ``"auto"``, ``"dual"`` or ``"primal"``.
     """
     U, A, w, y = _as_float(U, A, w, y)
     V, n, q = U.shape
@@ -203,7 +229,25 @@ def g_step(U, A, w, y, lmbda, form="auto"):
 
 
 def w_step(U, g, y):
-    """w-step, eq. (10) / (17): least squares ``w = (Z'Z)⁺ Z'y``, ``Z[:, v] = U_v g_v`` (eigh pseudo-inverse)."""
+    """Solve the w-step of MVML (Huusari, Kadri & Capponi 2018, eq. 10 / 17).
+
+    The least squares ``w = (Z'Z)⁺ Z'y`` with ``Z[:, v] = U_v g_v``; the pseudo-inverse comes
+    from ``eigh``.
+
+    Parameters
+    ----------
+    U : array-like of shape (V, n, q)
+        The per-view feature blocks.
+    g : array-like of shape (Vq,)
+        The current ``g`` (view-major blocks ``g_v``).
+    y : array-like of shape (n,)
+        The targets.
+
+    Returns
+    -------
+    w : ndarray of shape (V,)
+        The view weights.
+    """
     U, g, y = _as_float(U, g, y)
     V, _, q = U.shape
     Z = (U @ g.reshape(V, q)[:, :, None])[:, :, 0].T
@@ -211,58 +255,209 @@ def w_step(U, g, y):
 
 
 def a_step(A, z, mu, lmbda, eta):
-    """A-step, eq. (9) / (16): ``Ã ← (1 - 2μη) Ã + μλ (Ã⁺g)(Ã⁺g)'`` with ``z = Ã⁺ g``.
+    """Take the gradient A-step of MVML (Huusari, Kadri & Capponi 2018, eq. 9 / 16).
 
-    With ``μη < ½`` a symmetric positive definite ``Ã`` stays symmetric positive definite.
+    ``Ã ← (1 - 2μη) Ã + μλ (Ã⁺g)(Ã⁺g)'`` with ``z = Ã⁺ g``. With ``μη < ½`` a symmetric
+    positive definite ``Ã`` stays symmetric positive definite.
+
+    Parameters
+    ----------
+    A : array-like of shape (Vq, Vq)
+        The current metric ``Ã``.
+    z : array-like of shape (Vq,)
+        ``Ã⁺ g``, as returned by :func:`g_step`.
+    mu : float
+        The step size ``μ``.
+    lmbda : float
+        The regularisation weight ``λ``.
+    eta : float
+        The weight ``η`` of the Frobenius penalty on the metric.
+
+    Returns
+    -------
+    A_new : ndarray of shape (Vq, Vq)
+        The updated metric.
     """
     A, z = _as_float(A, z)
     return _a_step(A, z, mu, lmbda, eta)
 
 
 def group_norms(A, n_views):
-    """Frobenius norms of the view-pair groups ``γ = {(s,t), (t,s)}`` of ``Ã`` (``V x V``, symmetric)."""
+    """Frobenius norms of the view-pair groups ``γ = {(s,t), (t,s)}`` of ``Ã``.
+
+    Parameters
+    ----------
+    A : array-like of shape (Vq, Vq)
+        The metric ``Ã`` (view-major blocks).
+    n_views : int
+        The number of views ``V``.
+
+    Returns
+    -------
+    norms : ndarray of shape (V, V)
+        The symmetric matrix of the group norms; entry ``(s, t)`` is the norm of the group
+        made of the blocks ``(s, t)`` and ``(t, s)``.
+    """
     return _group_norms(A, n_views)
 
 
 def prox_group_lasso(T, n_views, threshold):
-    """Proximal operator of ``threshold · Σ_γ ||T_γ||_F`` over view-pair groups (eq. 12 / 18):
-    group ``γ`` is scaled by ``(1 - threshold / ||T_γ||_F)_+``."""
+    """Proximal operator of ``threshold · Σ_γ ||T_γ||_F`` over the view-pair groups.
+
+    Huusari, Kadri & Capponi 2018, eq. 12 / 18: group ``γ`` is scaled by
+    ``(1 - threshold / ||T_γ||_F)_+``.
+
+    Parameters
+    ----------
+    T : array-like of shape (Vq, Vq)
+        The matrix to threshold (view-major blocks).
+    n_views : int
+        The number of views ``V``.
+    threshold : float
+        The threshold of the group soft-thresholding.
+
+    Returns
+    -------
+    T_prox : ndarray of shape (Vq, Vq)
+        ``T`` with each view-pair group scaled.
+    """
     return _prox(np.asarray(T, dtype=np.float64), n_views, threshold)
 
 
 def sparse_a_step(A, z, mu, lmbda, eta, n_views):
-    """Block-sparse A-step, eq. (12) / (18): the proximal gradient step
-    ``prox_{μη Σ_γ ||·||_F}(Ã + μλ (Ã⁺g)(Ã⁺g)')`` (the paper prints the threshold as η; the
-    proximal operator of the step-``μ`` problem thresholds at ``μη``)."""
+    """Take the block-sparse A-step of MVML (Huusari, Kadri & Capponi 2018, eq. 12 / 18).
+
+    The proximal gradient step ``prox_{μη Σ_γ ||·||_F}(Ã + μλ (Ã⁺g)(Ã⁺g)')`` (the paper prints
+    the threshold as η; the proximal operator of the step-``μ`` problem thresholds at ``μη``).
+
+    Parameters
+    ----------
+    A : array-like of shape (Vq, Vq)
+        The current metric ``Ã``.
+    z : array-like of shape (Vq,)
+        ``Ã⁺ g``, as returned by :func:`g_step`.
+    mu : float
+        The step size ``μ``.
+    lmbda : float
+        The regularisation weight ``λ``.
+    eta : float
+        The weight ``η`` of the group-lasso penalty on the metric.
+    n_views : int
+        The number of views ``V``.
+
+    Returns
+    -------
+    A_new : ndarray of shape (Vq, Vq)
+        The updated metric.
+    """
     A, z = _as_float(A, z)
     return _prox(A + (mu * lmbda) * np.outer(z, z), n_views, mu * eta)
 
 
 def metric_penalty(A, eta, metric, n_views):
-    """The A-regulariser of (7)/(13) (``η||Ã||_F²``) or (11)/(14) (``η Σ_γ ||Ã_γ||_F``); 0 for fixed metrics."""
+    """The metric's regulariser in MVML's objective.
+
+    ``η||Ã||_F²`` for the learned metric (Huusari, Kadri & Capponi 2018, eq. 7 / 13) or
+    ``η Σ_γ ||Ã_γ||_F`` for the block-sparse one (eq. 11 / 14); 0 for the fixed metrics.
+
+    Parameters
+    ----------
+    A : array-like of shape (Vq, Vq)
+        The metric ``Ã``.
+    eta : float
+        The penalty weight ``η``.
+    metric : {"learn", "sparse", "cov", "identity"}
+        The metric kind (see ``METRICS``); any other value counts as a fixed metric.
+    n_views : int
+        The number of views ``V``.
+
+    Returns
+    -------
+    penalty : float
+        The value of the regulariser.
+    """
     return float(_penalty(np.asarray(A, dtype=np.float64), eta, metric, n_views))
 
 
 def mvml_objective(U, A, g, w, y, lmbda, eta, metric="learn"):
-    """Objective (7)/(13) (``metric="learn"``) or (11)/(14) (``"sparse"``), computed directly with
-    ``Ã⁺`` from ``eigh``: ``||y - M g||² + λ <g, Ã⁺ g> + penalty(Ã)``."""
+    """MVML's objective, computed directly with ``Ã⁺`` from ``eigh``.
+
+    ``||y - M g||² + λ <g, Ã⁺ g> + penalty(Ã)``: objective (7)/(13) of Huusari, Kadri &
+    Capponi 2018 for ``metric="learn"``, or (11)/(14) for ``"sparse"``.
+
+    Parameters
+    ----------
+    U : array-like of shape (V, n, q)
+        The per-view feature blocks.
+    A : array-like of shape (Vq, Vq)
+        The metric ``Ã``.
+    g : array-like of shape (Vq,)
+        The current ``g``.
+    w : array-like of shape (V,)
+        The view weights.
+    y : array-like of shape (n,)
+        The targets.
+    lmbda : float
+        The regularisation weight ``λ``.
+    eta : float
+        The weight ``η`` of the metric's penalty (see :func:`metric_penalty`).
+    metric : {"learn", "sparse", "cov", "identity"}, default="learn"
+        The metric kind; the fixed metrics have no penalty.
+
+    Returns
+    -------
+    objective : float
+        The value of the objective.
+    """
     U, A, g, w, y = _as_float(U, A, g, w, y)
     r = y - _apply_M(U, w, g)
     return float(r @ r + lmbda * g @ (_pinv_eigh(A) @ g)) + metric_penalty(A, eta, metric, U.shape[0])
 
 
 def default_step_size(eta):
-    """Initial A-step size ``μ0``: ``0.5``, or ``0.45/η`` when ``0.5 η >= ½`` (so ``μ0 η < ½``)."""
+    """Initial A-step size ``μ0``.
+
+    ``0.5``, or ``0.45/η`` when ``0.5 η >= ½`` (so that ``μ0 η < ½``).
+
+    Parameters
+    ----------
+    eta : float
+        The weight ``η`` of the metric's penalty.
+
+    Returns
+    -------
+    mu0 : float
+        The initial step size.
+    """
     return 0.5 if 0.5 * eta < 0.5 else 0.45 / eta
 
 
 def initial_metric(U, metric, full):
-    """Starting / fixed metric ``Ã`` (view-major ``Vq x Vq``).
+    """Starting or fixed metric ``Ã`` (view-major ``Vq x Vq``).
 
     In the original space: ``A = I`` (learn, sparse), ``A_lm = I`` for all view pairs (MVML_Cov,
     kernel blocks ``K_l K_m``), ``A = blockdiag(K_v⁺)`` (MVML_I, kernel ``blockdiag(K_v)``).
     Full path (``U_v = K_v``): these matrices; Nyström path: ``Ã = U' A U``, i.e.
     ``blockdiag(U_v'U_v)``, ``[U_l'U_m]`` and ``I``.
+
+    Parameters
+    ----------
+    U : array-like of shape (V, n, q)
+        The per-view feature blocks.
+    metric : {"learn", "sparse", "cov", "identity"}
+        The metric kind (see ``METRICS``).
+    full : bool
+        True on the full path (``U_v = K_v``), False on the Nyström path.
+
+    Returns
+    -------
+    A : ndarray of shape (Vq, Vq)
+        The metric.
+
+    Raises
+    ------
+    ValueError
+        If ``metric`` is not one of ``METRICS``.
     """
     (U,) = _as_float(U)
     V, n, q = U.shape

@@ -39,12 +39,35 @@ _DEFAULT_GAMMA_FACTORS = (0.1, 1.0, 10.0)
 
 
 def initial_state(kernels, n_outputs, n_features, truncation, adapt):
-    """The state of an estimator before its first stream step: the kernels' separable terms
-    (``_terms``, their ``w_l T_l`` stacked as ``_TW``, the kernel of each as ``_groups``) and
-    whether their inputs are multi-view, an empty coefficient buffer (capacity ``truncation``,
-    else 64, growing), kernel weights ``1/m`` (``adapt``, MONORMA) and empty per-step records.
-    Kernels whose output dimension is not ``n_outputs``, or that mix single- and multi-view
-    inputs, raise."""
+    """The state of an online estimator before its first stream step.
+
+    Parameters
+    ----------
+    kernels : sequence of operator-valued kernels
+        The ``m`` kernels (one for ONORMA), each with output dimension ``n_outputs``.
+    n_outputs : int
+        The output dimension ``d`` (the number of classes or of target columns).
+    n_features : int
+        The number of input columns (all views together).
+    truncation : int or None
+        The budget ``s`` of the coefficient buffer; None: no truncation.
+    adapt : bool
+        Whether the kernel weights are learned (MONORMA).
+
+    Returns
+    -------
+    state : dict
+        The kernels' separable terms (``_terms``, their ``w_l T_l`` stacked as ``_TW``, the
+        kernel of each as ``_groups``) and whether their inputs are multi-view, an empty
+        coefficient buffer (capacity ``truncation``, else 64, growing), kernel weights ``1/m``
+        (``adapt``, MONORMA) and empty per-step records.
+
+    Raises
+    ------
+    ValueError
+        If a kernel's output dimension is not ``n_outputs``, or the kernels mix single- and
+        multi-view inputs.
+    """
     terms, groups, multiview = [], [], None
     for j, K in enumerate(kernels):
         tj, dj, mvj = kernel_terms(K)

@@ -74,14 +74,64 @@ def online_pass(
 ):
     """One compiled pass of Algorithm 1 (``adapt=False``) or Algorithm 2 (``adapt=True``) over a chunk.
 
-    State: input buffer ``Xbuf (cap, p)``, coefficients ``A (cap, d)`` (``α_{i,t0}``), the 1-based
-    stream index stored in each slot ``times (cap,)`` (0 = empty), ``t0`` steps done, kernel
-    weights ``delta (m,)`` and squared RKHS norms ``gamma (m,)`` of ``g^j`` (eq. 6). ``TW (L, d, d)``:
-    the weighted output matrices ``w_l T_l``; term ``l`` belongs to kernel ``groups[l]``.
-    The chunk ``Xc (n, p)``, ``Yc (n, d)``, ``etas (n,)``, ``valid (n,)`` has ``n`` a multiple of
-    ``block``; padded steps have ``eta = 0`` and ``valid = False`` and change nothing.
-    ``trunc``: ``None`` or the budget ``s`` (then ``cap == s`` and ``block <= s``): a ring buffer.
-    Returns the new state and per-step ``f_{t-1}(x_t)``, ``δ_t`` and ``γ_t``.
+    Audiffren & Kadri 2013. The chunk has ``n`` a multiple of ``block``; padded steps have
+    ``eta = 0`` and ``valid = False`` and change nothing.
+
+    Parameters
+    ----------
+    Xbuf : jax.Array of shape (cap, p)
+        The input buffer.
+    A : jax.Array of shape (cap, d)
+        The coefficients ``α_{i,t0}``.
+    times : jax.Array of shape (cap,)
+        The 1-based stream index stored in each slot (0 = empty).
+    t0 : int
+        The number of steps done.
+    delta : jax.Array of shape (m,)
+        The kernel weights.
+    gamma : jax.Array of shape (m,)
+        The squared RKHS norms of the ``g^j`` (eq. 6).
+    TW : jax.Array of shape (L, d, d)
+        The weighted output matrices ``w_l T_l``.
+    lam : float
+        The regularisation weight ``λ``.
+    r : float
+        The exponent of the kernel-weight update (eq. 5).
+    Xc : jax.Array of shape (n, p)
+        The inputs of the chunk.
+    Yc : jax.Array of shape (n, d)
+        The targets of the chunk.
+    etas : jax.Array of shape (n,)
+        The learning rates of the chunk.
+    valid : jax.Array of shape (n,), dtype=bool
+        False on padded steps.
+    kfns : tuple of callable
+        The scalar kernel of each term (static).
+    cols : tuple
+        The column range of each term's view, or None for single-view inputs (static).
+    groups : tuple of int
+        The kernel each term belongs to (static).
+    n_groups : int
+        The number of kernels ``m`` (static).
+    loss : {"squared", "hinge", "ovr_hinge"}
+        The loss (static).
+    adapt : bool
+        Learn the kernel weights, Algorithm 2 (static).
+    trunc : int or None
+        None, or the budget ``s`` (then ``cap == s`` and ``block <= s``): a ring buffer (static).
+    block : int
+        The steps per block (static).
+
+    Returns
+    -------
+    state : tuple of jax.Array
+        The new ``(Xbuf, A, times, t0, delta, gamma)``.
+    F : jax.Array of shape (n, d)
+        The per-step predictions ``f_{t-1}(x_t)``.
+    D : jax.Array of shape (n, m)
+        The per-step kernel weights ``δ_t``.
+    Gam : jax.Array of shape (n, m)
+        The per-step squared norms ``γ_t``.
     """
     cap, d = A.shape
     n = Xc.shape[0]
@@ -160,7 +210,34 @@ def online_pass(
 
 @partial(jax.jit, static_argnames=("kfns", "cols", "groups", "n_groups"))
 def ovk_predict(Xbuf, A, TW, delta, Xq, *, kfns, cols, groups, n_groups):
-    """``f(x) = Σ_j δ^j Σ_{l ∈ j} w_l k_l(x, X_buf) A T_l`` for the rows of ``Xq``."""
+    """Predict ``f(x) = Σ_j δ^j Σ_{l ∈ j} w_l k_l(x, X_buf) A T_l`` for the rows of ``Xq``.
+
+    Parameters
+    ----------
+    Xbuf : jax.Array of shape (cap, p)
+        The input buffer.
+    A : jax.Array of shape (cap, d)
+        The coefficients.
+    TW : jax.Array of shape (L, d, d)
+        The weighted output matrices ``w_l T_l``.
+    delta : jax.Array of shape (m,)
+        The kernel weights.
+    Xq : jax.Array of shape (n, p)
+        The query inputs.
+    kfns : tuple of callable
+        The scalar kernel of each term (static).
+    cols : tuple
+        The column range of each term's view, or None for single-view inputs (static).
+    groups : tuple of int
+        The kernel each term belongs to (static).
+    n_groups : int
+        The number of kernels ``m`` (static).
+
+    Returns
+    -------
+    F : jax.Array of shape (n, d)
+        The predictions.
+    """
     out = jnp.zeros((Xq.shape[0], A.shape[1]), A.dtype)
     for term in range(len(kfns)):
         out = out + delta[groups[term]] * ((_kern(kfns[term], cols[term], Xq, Xbuf) @ A) @ TW[term])
@@ -202,9 +279,35 @@ SCHEDULES = ("invsqrt", "constant")
 
 
 def learning_rates(schedule, eta0, lam, t_start, n):
-    """``η_t`` for the stream steps ``t = t_start + 1 .. t_start + n`` under ``schedule``
-    (``"invsqrt"``, ``"constant"`` or a callable of the step array); rates must be finite,
-    positive and keep ``η_t λ < 1`` (Algorithm 1's decay)."""
+    """Learning rates ``η_t`` for the stream steps ``t = t_start + 1 .. t_start + n``.
+
+    The rates must be finite, positive and keep ``η_t λ < 1`` (Algorithm 1's decay).
+
+    Parameters
+    ----------
+    schedule : {"invsqrt", "constant"} or callable
+        ``"invsqrt"``: ``η_t = eta0/√t``; ``"constant"``: ``η_t = eta0``; a callable of the
+        step array returns one rate per step.
+    eta0 : float
+        The base rate of the named schedules.
+    lam : float
+        The regularisation weight ``λ``.
+    t_start : int
+        The number of stream steps done before.
+    n : int
+        The number of steps.
+
+    Returns
+    -------
+    etas : ndarray of shape (n,)
+        The rate of each step.
+
+    Raises
+    ------
+    ValueError
+        If a callable schedule does not return ``n`` rates, a rate is not finite and
+        positive, or ``η_t λ >= 1``.
+    """
     t = np.arange(t_start + 1, t_start + n + 1)
     if schedule == "invsqrt":
         eta = eta0 / np.sqrt(t)
@@ -224,10 +327,34 @@ def learning_rates(schedule, eta0, lam, t_start, n):
 
 
 def encode_stream_targets(loss, y, n, classes=None):
-    """Targets of ``n`` stream steps for ``loss``: ``(n, d)`` real targets (``classes`` unused,
-    returned as None), or for the hinge losses the labels coded against ``classes`` (sorted
-    unique labels; None: those of ``y``) as one-hot (``"hinge"``) or ±1 one-vs-rest
-    (``"ovr_hinge"``) rows. Returns ``(Y, classes)``."""
+    """Targets of ``n`` stream steps for ``loss``.
+
+    Parameters
+    ----------
+    loss : {"squared", "hinge", "ovr_hinge"}
+        The loss of the online pass.
+    y : array-like of shape (n,) or (n, d)
+        Real targets (``"squared"``) or 1-D labels (the hinge losses).
+    n : int
+        The number of stream steps.
+    classes : array-like or None, default=None
+        For the hinge losses, the sorted unique labels to code against; None: those of ``y``.
+        Unused with ``"squared"``.
+
+    Returns
+    -------
+    Y : ndarray of shape (n, d)
+        The real targets, or the labels coded as one-hot (``"hinge"``) or ±1 one-vs-rest
+        (``"ovr_hinge"``) rows.
+    classes : ndarray or None
+        The classes coded against; None with ``"squared"``.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` does not have ``n`` rows (1-D labels for the hinge losses), contains NaN or
+        inf, or holds a label not in ``classes``.
+    """
     if loss == "squared":
         return _check_targets(y, n), None
     y = np.asarray(y)
@@ -247,8 +374,31 @@ def encode_stream_targets(loss, y, n, classes=None):
 
 
 def grow_buffer(X_buffer, coef, support_times, n_needed):
-    """The coefficient ring buffer padded with empty slots to the next power of two at or above
-    ``n_needed`` when it holds fewer (an untruncated stream keeps every step)."""
+    """Grow the coefficient ring buffer to hold ``n_needed`` slots.
+
+    The buffer is padded with empty slots to the next power of two at or above ``n_needed``
+    when it holds fewer (an untruncated stream keeps every step), else returned as it is.
+
+    Parameters
+    ----------
+    X_buffer : ndarray of shape (cap, p)
+        The inputs of the buffer.
+    coef : ndarray of shape (cap, d)
+        The coefficients.
+    support_times : ndarray of shape (cap,)
+        The 1-based stream index stored in each slot (0 = empty).
+    n_needed : int
+        The number of slots needed.
+
+    Returns
+    -------
+    X_buffer : ndarray of shape (new_cap, p)
+        The inputs, padded with zeros.
+    coef : ndarray of shape (new_cap, d)
+        The coefficients, padded with zeros.
+    support_times : ndarray of shape (new_cap,)
+        The stream indices, padded with zeros (empty slots).
+    """
     if n_needed <= coef.shape[0]:
         return X_buffer, coef, support_times
     grow = _next_pow2(n_needed) - coef.shape[0]
@@ -260,11 +410,61 @@ def grow_buffer(X_buffer, coef, support_times, n_needed):
 
 
 def run_stream(state, TW, lam, r, X, Y, etas, *, loss, adapt, truncation, block_size, static, owner):
-    """One call of :func:`online_pass` over the ``n`` steps ``(X, Y, etas)`` from ``state`` (buffer,
-    coefficients, support times, step count, kernel weights δ, norms γ), padded to whole blocks
-    of ``block_size`` (at most ``truncation``). Returns the new state (NumPy) and the online
-    predictions ``f_{t-1}(x_t)``, kernel weights and norms of the ``n`` steps. A non-finite
-    prediction raises; predictions over 1e6 times the targets warn (steps too large)."""
+    """Run one call of :func:`online_pass` over ``n`` stream steps.
+
+    The steps are padded to whole blocks of ``block_size`` (at most ``truncation``).
+
+    Parameters
+    ----------
+    state : tuple of array-like
+        The buffer, coefficients, support times, step count, kernel weights δ and norms γ.
+    TW : array-like of shape (L, d, d)
+        The weighted output matrices ``w_l T_l``.
+    lam : float
+        The regularisation weight ``λ``.
+    r : float
+        The exponent of MONORMA's kernel-weight update (eq. 5).
+    X : ndarray of shape (n, p)
+        The inputs of the steps.
+    Y : ndarray of shape (n, d)
+        The targets of the steps.
+    etas : ndarray of shape (n,)
+        The learning rates of the steps.
+    loss : {"squared", "hinge", "ovr_hinge"}
+        The loss.
+    adapt : bool
+        Learn the kernel weights (Algorithm 2, MONORMA).
+    truncation : int or None
+        The budget ``s`` of the ring buffer; None: no truncation.
+    block_size : int
+        The stream steps per compiled block.
+    static : dict
+        The static arguments of :func:`online_pass` (``kfns``, ``cols``, ``groups``,
+        ``n_groups``).
+    owner : str
+        The estimator's name, for the messages.
+
+    Returns
+    -------
+    state : tuple of ndarray
+        The new state (NumPy).
+    F : ndarray of shape (n, d)
+        The online predictions ``f_{t-1}(x_t)``.
+    kernel_weights : ndarray of shape (n, m)
+        The kernel weights δ after each step.
+    norms : ndarray of shape (n, m)
+        The squared RKHS norms γ after each step.
+
+    Raises
+    ------
+    ValueError
+        If a prediction or coefficient is not finite (the pass diverged).
+
+    Warns
+    -----
+    RuntimeWarning
+        If the predictions exceed 1e6 times the targets (steps too large).
+    """
     n = X.shape[0]
     block = int(min(block_size, truncation or block_size))
     npad = -n % block
@@ -304,22 +504,66 @@ def run_stream(state, TW, lam, r, X, Y, etas, *, loss, adapt, truncation, block_
 
 
 def labels_from_scores(F):
-    """Class indices of the rows of ``F``: ``F > 0`` for one output, else the argmax."""
+    """Class indices of the rows of ``F``: ``F > 0`` for one output, else the argmax.
+
+    Parameters
+    ----------
+    F : ndarray of shape (n, d)
+        The scores.
+
+    Returns
+    -------
+    labels : ndarray of shape (n,)
+        The class index of each row.
+    """
     if F.shape[1] == 1:
         return (F[:, 0] > 0).astype(int)
     return np.argmax(F, axis=1)
 
 
 def step_errors(loss, F, Y):
-    """Per-step error of the online predictions ``F`` against ``Y``: ``||f - y||²``, or a mistake
-    (0/1) for the hinge losses."""
+    """Per-step error of the online predictions ``F`` against ``Y``.
+
+    Parameters
+    ----------
+    loss : {"squared", "hinge", "ovr_hinge"}
+        The loss.
+    F : ndarray of shape (n, d)
+        The online predictions.
+    Y : ndarray of shape (n, d)
+        The targets.
+
+    Returns
+    -------
+    errors : ndarray of shape (n,)
+        ``||f - y||²``, or a mistake (0/1) for the hinge losses.
+    """
     if loss == "squared":
         return np.sum((F - Y) ** 2, axis=1)
     return (labels_from_scores(F) != labels_from_scores(Y)).astype(float)
 
 
 def step_losses(loss, F, Y):
-    """Per-step loss ``ℓ(f_{t-1}(x_t), y_t)`` of ``loss`` (see :func:`_loss_grad`)."""
+    """Per-step loss ``ℓ(f_{t-1}(x_t), y_t)`` of ``loss``.
+
+    Squared ``½||z - y||²``; Crammer–Singer multi-class hinge ``max(0, 1 - z_y + max_{r≠y} z_r)``
+    (``y`` one-hot); one-vs-rest hinge ``Σ_c max(0, 1 - y_c z_c)`` (``y`` in ±1); see
+    :func:`_loss_grad`.
+
+    Parameters
+    ----------
+    loss : {"squared", "hinge", "ovr_hinge"}
+        The loss.
+    F : ndarray of shape (n, d)
+        The online predictions.
+    Y : ndarray of shape (n, d)
+        The targets.
+
+    Returns
+    -------
+    losses : ndarray of shape (n,)
+        The loss of each step.
+    """
     if loss == "squared":
         return 0.5 * np.sum((F - Y) ** 2, axis=1)
     if loss == "hinge":
@@ -332,10 +576,39 @@ def step_losses(loss, F, Y):
 def online_trace(
     losses, errors, rkhs_norms_sq, lam, coef, support_times, method, kernel_weights=None, delta=None
 ):
-    """The :class:`~bayesmv.diagnostics.FitTrace` of a stream: the running regularised risk
-    ``(1/t) Σ_s [ℓ_s + λ/2 Σ_j ||g_{s-1}^j||²]``, the losses, the running error and the norms;
-    with ``kernel_weights`` (MONORMA) the weight of each kernel per step and ``delta`` as the
-    estimate."""
+    """The :class:`~bayesmv.diagnostics.FitTrace` of a stream.
+
+    The running regularised risk ``(1/t) Σ_s [ℓ_s + λ/2 Σ_j ||g_{s-1}^j||²]``, the losses, the
+    running error and the norms; with ``kernel_weights`` (MONORMA) the weight of each kernel
+    per step and ``delta`` as the estimate.
+
+    Parameters
+    ----------
+    losses : ndarray of shape (n,)
+        The loss of each step.
+    errors : ndarray of shape (n,)
+        The error of each step.
+    rkhs_norms_sq : ndarray of shape (n, m)
+        The squared RKHS norms of the ``g^j`` after each step.
+    lam : float
+        The regularisation weight ``λ``.
+    coef : ndarray of shape (cap, d)
+        The coefficient buffer.
+    support_times : ndarray of shape (cap,)
+        The stream index of each slot (0 = empty); the filled slots' coefficients are the
+        estimate.
+    method : str
+        The method name recorded.
+    kernel_weights : ndarray of shape (n, m) or None, default=None
+        The kernel weights after each step (MONORMA).
+    delta : ndarray of shape (m,) or None, default=None
+        The final kernel weights, recorded as the estimate with ``kernel_weights``.
+
+    Returns
+    -------
+    trace : FitTrace
+        The trace of the stream.
+    """
     steps = np.arange(1, len(losses) + 1)
     norm_sq = rkhs_norms_sq.sum(axis=1)
     prev_norm = np.concatenate([[0.0], norm_sq[:-1]])

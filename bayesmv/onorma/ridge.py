@@ -33,14 +33,45 @@ def _joint_eigvecs(Ts, tol=1e-8):
 
 
 def ovk_ridge_solve(Ks, TW, Y, lams, solver="auto", dense_max=4000):
-    """Dual coefficients ``C (len(lams), n, d)`` of ``(G + n λ I) vec(C) = vec(Y)``,
-    ``G = Σ_l K_l ⊗ TW_l`` (sample-major), for every ``λ`` in ``lams``.
+    """Dual coefficients of operator-valued kernel ridge regression for every ``λ`` in ``lams``.
 
-    Structure: one term → eigendecompositions of ``K`` and ``T`` (``C = U[(UᵀYV)/(s dᵀ + nλ)]Vᵀ``);
-    several terms with commuting ``T_l`` → joint eigenbasis ``V``: output direction ``j`` is the
-    ``n x n`` problem ``(Σ_l D_l[j] K_l + nλ I) z_j = (Y V)_j`` (directions with equal eigenvalues
-    share one factorisation); otherwise dense Cholesky (``n d <= dense_max``) or CG.
-    Returns ``(C, solver_used)``.
+    Solves ``(G + n λ I) vec(C) = vec(Y)``, ``G = Σ_l K_l ⊗ TW_l`` (sample-major), with the
+    kernel's structure: one term → eigendecompositions of ``K`` and ``T``
+    (``C = U[(UᵀYV)/(s dᵀ + nλ)]Vᵀ``); several terms with commuting ``T_l`` → joint eigenbasis
+    ``V``: output direction ``j`` is the ``n x n`` problem
+    ``(Σ_l D_l[j] K_l + nλ I) z_j = (Y V)_j`` (directions with equal eigenvalues share one
+    factorisation); otherwise dense Cholesky (``n d <= dense_max``) or CG.
+
+    Parameters
+    ----------
+    Ks : sequence of array-like of shape (n, n)
+        The scalar Gram matrix ``K_l`` of each separable term.
+    TW : array-like of shape (L, d, d)
+        The weighted output matrices ``w_l T_l``.
+    Y : ndarray of shape (n, d)
+        The targets.
+    lams : float or array-like of shape (n_lams,)
+        The regularisation weights ``λ``.
+    solver : {"auto", "eigen", "cholesky", "dense", "cg"}, default="auto"
+        ``"eigen"`` / ``"cholesky"``: the joint eigenbasis with eigendecompositions or
+        Cholesky factorisations (both need commuting ``T_l``); ``"dense"``: a Cholesky of
+        ``G``; ``"cg"``: conjugate gradients; ``"auto"``: the structure if any, else dense or CG.
+    dense_max : int, default=4000
+        The largest ``n d`` that ``"auto"`` solves densely.
+
+    Returns
+    -------
+    C : ndarray of shape (n_lams, n, d)
+        The dual coefficients for each ``λ``.
+    solver_used : str
+        ``"eigen-split(k)"`` or ``"cholesky-split(k)"`` (``k`` output groups), ``"dense"`` or
+        ``"cg"``.
+
+    Raises
+    ------
+    ValueError
+        If ``"eigen"`` or ``"cholesky"`` is asked for with non-commuting ``T_l``, or a solve
+        fails (matrix not positive definite, non-finite coefficients, CG not converged).
     """
     n, d = Y.shape
     lams = np.atleast_1d(np.asarray(lams, dtype=float))
@@ -117,7 +148,22 @@ def ovk_ridge_solve(Ks, TW, Y, lams, solver="auto", dense_max=4000):
 
 
 def gram_terms(X1, X2, static):
-    """The scalar kernel of every separable term between the rows of ``X1`` and ``X2``."""
+    """The scalar kernel of every separable term between the rows of ``X1`` and ``X2``.
+
+    Parameters
+    ----------
+    X1 : array-like of shape (n1, n_features)
+        The first inputs.
+    X2 : array-like of shape (n2, n_features)
+        The second inputs.
+    static : dict
+        The terms' scalar kernels (``"kfns"``) and column ranges (``"cols"``).
+
+    Returns
+    -------
+    grams : list of ndarray of shape (n1, n2)
+        One Gram matrix per separable term.
+    """
     return [
         np.asarray(_kern(k, c, jnp.asarray(X1), jnp.asarray(X2)))
         for k, c in zip(static["kfns"], static["cols"])
@@ -125,8 +171,35 @@ def gram_terms(X1, X2, static):
 
 
 def cross_validated_mse(X, Y, TW, static, lams, cv, solver, random_state):
-    """Mean squared error over ``cv`` folds (a permutation drawn with ``random_state``, split in
-    equal parts) of the ridge fit at each of ``lams`` (§5's choice of λ): ``(len(lams),)``."""
+    """Mean squared error over ``cv`` folds of the ridge fit at each of ``lams``.
+
+    The folds are a permutation drawn with ``random_state``, split in equal parts (§5's choice
+    of λ in Audiffren & Kadri 2013).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, n_features)
+        The inputs.
+    Y : ndarray of shape (n, d)
+        The targets.
+    TW : array-like of shape (L, d, d)
+        The weighted output matrices ``w_l T_l``.
+    static : dict
+        The terms' scalar kernels (``"kfns"``) and column ranges (``"cols"``).
+    lams : array-like of shape (n_lams,)
+        The regularisation weights ``λ``.
+    cv : int
+        The number of folds.
+    solver : str
+        The solver of :func:`ovk_ridge_solve`.
+    random_state : int, Generator or None
+        Seeds the permutation.
+
+    Returns
+    -------
+    mse : ndarray of shape (n_lams,)
+        The squared error summed over the folds and outputs, divided by ``n``.
+    """
     n = X.shape[0]
     folds = np.array_split(np.random.default_rng(random_state).permutation(n), cv)
     mse = np.zeros(len(lams))

@@ -13,9 +13,33 @@ __all__ = ["kernel_terms"]
 
 
 def kernel_terms(kernel):
-    """Separable terms ``[(k_l, w_l T_l, view_l), ...]`` of an operator-valued kernel, its output
-    dimension ``d`` and whether its inputs are multi-view (``view_l`` is ``None`` for single-view
-    inputs, else the view index the scalar kernel acts on)."""
+    """The separable terms ``Σ_l w_l k_l(x, x') T_l`` of an operator-valued kernel.
+
+    Parameters
+    ----------
+    kernel : SeparableKernel, SumOfSeparableKernels or DiagonalMultiViewKernel
+        An operator-valued kernel from :mod:`bayesmv.kernels` (``nonseparable_kernel(...)``
+        gives a ``SumOfSeparableKernels``).
+
+    Returns
+    -------
+    terms : list of tuple
+        ``[(k_l, w_l T_l, view_l), ...]``: the scalar kernel, the weighted ``(d, d)`` output
+        matrix and ``view_l``, ``None`` for single-view inputs, else the view index the scalar
+        kernel acts on.
+    output_dim : int
+        The output dimension ``d``.
+    multiview : bool
+        Whether the kernel's inputs are multi-view.
+
+    Raises
+    ------
+    TypeError
+        If ``kernel`` is not one of these kernels, a sum holds multi-view kernels, or a
+        ``DiagonalMultiViewKernel`` holds something other than scalar kernels.
+    ValueError
+        If a ``DiagonalMultiViewKernel`` has no kernel.
+    """
     if isinstance(kernel, SeparableKernel):
         return [(kernel.scalar_kernel, np.asarray(kernel.T, dtype=float), None)], kernel.output_dim, False
     if isinstance(kernel, SumOfSeparableKernels):
