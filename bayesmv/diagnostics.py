@@ -74,29 +74,51 @@ def to_inference_data(
     log_likelihood=None,
     constant_data=None,
 ) -> xr.DataTree:
-    """Convert a ``numpyro.infer.MCMC`` run (or its draws: a dict of ``(chain, draw, ...)``
-    arrays) to an ArviZ 1.x posterior, an ``xarray.DataTree``.
+    """Convert a NumPyro MCMC run, or its draws, to an ArviZ 1.x posterior (``xarray.DataTree``).
+
+    ``mcmc`` is a ``numpyro.infer.MCMC`` run or its draws: a dict of ``(chain, draw, ...)``
+    arrays. The other groups are added beside ``posterior``. This is the package's one adapter
+    to ArviZ's API: the estimators build their posteriors through it.
 
     Parameters
     ----------
     mcmc : numpyro.infer.MCMC or dict
         The run, or its draws by name, each shaped ``(chain, draw, ...)``.
-    observed_data, constant_data : dict, optional
+    observed_data : dict, default=None
         Arrays without chain and draw axes.
-    posterior_predictive, log_likelihood : dict, optional
-        Arrays shaped ``(chain, draw, ...)``; ``log_likelihood`` is pointwise and named after
-        the observed variable, for ``az.loo`` and ``az.compare``. From an ``MCMC`` run without
-        ``log_likelihood``, NumPyro's pointwise log-likelihood of the model's observed sites.
-    coords, dims : dict, optional
-        Coordinates and dimension names of every group's variables, as in ``az.from_dict``.
-    extra_sample_stats : dict, optional
+    posterior_predictive : dict, default=None
+        Arrays shaped ``(chain, draw, ...)``.
+    coords : dict, default=None
+        Coordinates of every group's variables, as in ``az.from_dict``.
+    dims : dict, default=None
+        Dimension names of every group's variables, as in ``az.from_dict``.
+    extra_sample_stats : dict, default=None
         Arrays shaped ``(chain, draw, ...)`` added to ``sample_stats`` (beside NumPyro's
         ``diverging``, ``accept_prob``, ``num_steps``, ...).
+    log_likelihood : dict, default=None
+        Pointwise log-likelihood arrays shaped ``(chain, draw, ...)``, named after the observed
+        variable, for ``az.loo`` and ``az.compare``. From an ``MCMC`` run without
+        ``log_likelihood``, NumPyro's pointwise log-likelihood of the model's observed sites.
+    constant_data : dict, default=None
+        Arrays without chain and draw axes.
 
     Returns
     -------
-    xarray.DataTree
-        One child per non-empty group.
+    idata : xarray.DataTree
+        One child per non-empty group (``posterior``, ``sample_stats``, ``log_likelihood``,
+        ``posterior_predictive``, ``observed_data``, ``constant_data``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv import to_inference_data
+    >>> rng = np.random.default_rng(0)
+    >>> draws = {"mu": rng.normal(size=(4, 500)), "theta": rng.normal(size=(4, 500, 3))}
+    >>> idata = to_inference_data(draws, observed_data={"y": np.ones(3)})
+    >>> sorted(idata.children)
+    ['observed_data', 'posterior']
+    >>> idata["posterior"]["theta"].shape
+    (4, 500, 3)
     """
     groups = {
         "posterior_predictive": posterior_predictive,
@@ -125,8 +147,46 @@ def to_inference_data(
 
 
 def summary(data, var_names=None, **kwargs):
-    """``arviz.summary`` for an ArviZ posterior (``xarray.DataTree``); for a ``FitTrace`` a table
-    of final estimates (mean, sd, min, max of each array) plus the last value of each trace."""
+    """Summary table of a fit: ``arviz.summary`` of a posterior, or the final values of a ``FitTrace``.
+
+    For an ArviZ posterior (``xarray.DataTree``, MCMC) this is ``arviz.summary`` (its warnings
+    silenced). For a :class:`FitTrace` (deterministic fits) it is a table of the final
+    estimates (``mean``, ``sd``, ``min``, ``max`` and ``size`` of each array) plus one row
+    ``"<name>[final]"`` per trace whose ``mean`` is the trace's last value (``min``/``max``
+    over the trace). Notebooks can so treat all methods alike.
+
+    Parameters
+    ----------
+    data : xarray.DataTree or FitTrace
+        The posterior, or the trace of a deterministic fit.
+    var_names : list of str, default=None
+        Variables to summarise (for a ``FitTrace``: estimates; its traces are always shown);
+        ``None`` means all.
+    **kwargs
+        Further arguments of ``arviz.summary`` (posteriors only).
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        One row per variable element (posterior) or per estimate and trace (``FitTrace``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv import FitTrace, summary, to_inference_data
+    >>> rng = np.random.default_rng(0)
+    >>> idata = to_inference_data({"mu": rng.normal(size=(4, 500)), "theta": rng.normal(size=(4, 500, 2))})
+    >>> table = summary(idata)
+    >>> list(table.index)
+    ['mu', 'theta[0]', 'theta[1]']
+    >>> {"mean", "sd", "ess_bulk", "r_hat"} <= set(table.columns)
+    True
+    >>> trace = FitTrace(estimates={"w": np.array([0.5, 0.5])}, traces={"objective": np.array([3.0, 1.5])})
+    >>> summary(trace)
+                      mean   sd  min  max  size
+    w                  0.5  0.0  0.5  0.5     2
+    objective[final]   1.5  0.0  1.5  3.0     2
+    """
     if isinstance(data, FitTrace):
         import pandas as pd
 
@@ -242,13 +302,54 @@ def _trace_report(trace: FitTrace, rhat_max, ess_min) -> ConvergenceReport:
 
 
 def check_convergence(data, rhat_max=1.01, ess_min=400, var_names=None) -> ConvergenceReport:
-    """r̂, bulk and tail ESS (worst element of each variable) and divergences, against thresholds.
-    Divergences are also counted per block when ``sample_stats`` holds ``diverging_<block>``
-    flags (M3LAK: ``diverging_H``, ``diverging_omega``), in ``info``.
+    """Check a fit's convergence: r̂, bulk and tail ESS and divergences, against thresholds.
 
-    Accepts an ArviZ posterior (``xarray.DataTree``, MCMC) or a ``FitTrace`` (deterministic fits:
-    finite traces and the optimiser's own convergence flag are checked; r̂/ESS do not apply and
-    show as NaN).
+    For an ArviZ posterior (``xarray.DataTree``, MCMC), each variable is judged on the worst
+    element of its r̂, bulk ESS and tail ESS, and fails with non-finite draws; divergent
+    transitions fail the report too, and are also counted per block when ``sample_stats``
+    holds ``diverging_<block>`` flags (M3LAK: ``diverging_H``, ``diverging_omega``), in
+    ``info``. ArviZ computes r̂ from 2 or more chains only: with one chain it is NaN and a
+    remark in ``info`` says so.
+
+    For a :class:`FitTrace` (deterministic fits), finite traces and the optimiser's own
+    convergence flag are checked; r̂/ESS do not apply and show as NaN.
+
+    Parameters
+    ----------
+    data : xarray.DataTree or FitTrace
+        An ArviZ posterior with a ``posterior`` group, or the trace of a deterministic fit.
+    rhat_max : float, default=1.01
+        Largest r̂ that passes.
+    ess_min : float, default=400
+        Smallest bulk and tail ESS that pass.
+    var_names : list of str, default=None
+        Posterior variables to check; ``None`` means all (ignored for a ``FitTrace``).
+
+    Returns
+    -------
+    report : ConvergenceReport
+        Per-variable diagnostics and the verdict (``report.passed``, ``report.failed``);
+        ``str(report)`` is a readable table.
+
+    Raises
+    ------
+    TypeError
+        If ``data`` is neither a ``FitTrace`` nor an ``xarray.DataTree`` with a ``posterior``
+        group.
+    ValueError
+        If a name in ``var_names`` is not a posterior variable.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv import check_convergence, to_inference_data
+    >>> rng = np.random.default_rng(0)
+    >>> idata = to_inference_data({"mu": rng.normal(size=(4, 500)), "theta": rng.normal(size=(4, 500, 3))})
+    >>> report = check_convergence(idata)
+    >>> report.passed, report.n_chains, report.n_draws
+    (True, 4, 500)
+    >>> check_convergence(idata, ess_min=5000).failed  # 2000 draws in all
+    ['mu', 'theta']
     """
     if isinstance(data, FitTrace):
         return _trace_report(data, rhat_max, ess_min)

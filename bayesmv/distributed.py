@@ -67,7 +67,23 @@ class ProcessInfo(NamedTuple):
 
 
 def process_info() -> ProcessInfo:
-    """Where this process stands in the (possibly multi-host) JAX runtime."""
+    """Where this process stands in the (possibly multi-host) JAX runtime.
+
+    Returns
+    -------
+    info : ProcessInfo
+        The named tuple ``(process_index, process_count, local_device_count, device_count,
+        platform)``: this process's index, the number of processes, the devices of this
+        process and of all processes, and the platform of the first device (``"cpu"``,
+        ``"gpu"``, ``"tpu"``).
+
+    Examples
+    --------
+    >>> from bayesmv.distributed import process_info
+    >>> info = process_info()
+    >>> info.process_index, info.process_count  # a single-process run
+    (0, 1)
+    """
     return ProcessInfo(
         jax.process_index(),
         jax.process_count(),
@@ -80,14 +96,40 @@ def process_info() -> ProcessInfo:
 def initialize(
     coordinator_address=None, num_processes=None, process_id=None, local_device_ids=None, **kwargs
 ) -> ProcessInfo:
-    """Join a multi-host JAX runtime (``jax.distributed.initialize``) and return :class:`ProcessInfo`.
+    """Join a multi-host JAX runtime (``jax.distributed.initialize``) and return where this process stands.
 
     Call it first, before any JAX computation. With all arguments ``None`` on a cluster that JAX
     can auto-detect (SLURM, Open MPI, Cloud TPU, ...) the values come from the environment; with
     all ``None`` and nothing to detect, a single process runs without a coordinator. A
     single-host run may also pass ``coordinator_address="127.0.0.1:PORT", num_processes=1,
     process_id=0``. Calling it again after a successful initialisation only returns the info.
-    Extra keyword arguments go to ``jax.distributed.initialize``.
+
+    Parameters
+    ----------
+    coordinator_address : str, default=None
+        ``"host:port"`` of the coordinator (process 0); ``None``: auto-detected.
+    num_processes : int, default=None
+        Number of processes, >= 1; ``None``: auto-detected.
+    process_id : int, default=None
+        Index of this process, in ``[0, num_processes)``; ``None``: auto-detected.
+    local_device_ids : int or list of int, default=None
+        The local devices this process uses; ``None``: all of them.
+    **kwargs
+        Extra keyword arguments of ``jax.distributed.initialize``.
+
+    Returns
+    -------
+    info : ProcessInfo
+        This process's place in the runtime, as :func:`process_info` returns it.
+
+    Raises
+    ------
+    ValueError
+        If ``num_processes`` is not a positive integer or ``process_id`` is outside
+        ``[0, num_processes)``, or if ``jax.distributed.initialize`` fails with explicit
+        arguments.
+    RuntimeError
+        If ``jax.distributed.initialize`` fails other than by having been called before.
     """
     from jax._src import distributed as _dist  # the only place the runtime records its state
 
@@ -117,10 +159,37 @@ def initialize(
 
 
 def data_mesh(devices=None, axis_name: str = DATA_AXIS) -> Mesh:
-    """A 1-D mesh over ``devices`` (default: ``jax.devices()``, every device of every process).
+    """A 1-D device mesh (axis ``"data"`` by default) for sharding the sample axis.
 
     The axis is ``AxisType.Auto``: XLA's sharding propagation places the intermediates and
-    inserts the collectives (all-reduces for the sums over samples)."""
+    inserts the collectives (all-reduces for the sums over samples).
+
+    Parameters
+    ----------
+    devices : list of jax.Device, default=None
+        The devices of the mesh; ``None`` means ``jax.devices()``, every device of every
+        process.
+    axis_name : str, default="data"
+        Name of the mesh axis (``DATA_AXIS``).
+
+    Returns
+    -------
+    mesh : jax.sharding.Mesh
+        The 1-D mesh.
+
+    Raises
+    ------
+    ValueError
+        If ``devices`` is empty.
+
+    Examples
+    --------
+    >>> import jax
+    >>> from bayesmv.distributed import data_mesh
+    >>> mesh = data_mesh(jax.devices()[:1])
+    >>> mesh.axis_names, mesh.devices.shape
+    (('data',), (1,))
+    """
     if devices is None:
         return jax.make_mesh(
             (jax.device_count(),), (axis_name,), axis_types=(AxisType.Auto,), devices=jax.devices()
@@ -132,8 +201,40 @@ def data_mesh(devices=None, axis_name: str = DATA_AXIS) -> Mesh:
 
 
 def resolve_mesh(mesh=None, shard_data=False):
-    """``mesh`` if given (a :class:`Mesh`), else :func:`data_mesh` when ``shard_data`` is true
-    (``True``: every device; an int ``k``: the first ``k`` devices), else ``None``."""
+    """The mesh an estimator shards its data over, from its ``mesh`` and ``shard_data`` settings.
+
+    ``mesh`` if given, else :func:`data_mesh` when ``shard_data`` is true (``True``: every
+    device; an int ``k``: the first ``k`` devices), else ``None`` (no sharding).
+
+    Parameters
+    ----------
+    mesh : jax.sharding.Mesh, default=None
+        An explicit mesh; it takes precedence over ``shard_data``.
+    shard_data : bool or int, default=False
+        ``True``: every device; an int ``k``: the first ``k`` devices; ``False`` or ``None``:
+        no sharding.
+
+    Returns
+    -------
+    mesh : jax.sharding.Mesh or None
+        The mesh, or ``None`` for an unsharded run.
+
+    Raises
+    ------
+    TypeError
+        If ``mesh`` is not a ``jax.sharding.Mesh``.
+    ValueError
+        If ``shard_data`` is an int outside ``[1, jax.device_count()]`` or is neither a bool
+        nor an int.
+
+    Examples
+    --------
+    >>> from bayesmv.distributed import mesh_size, resolve_mesh
+    >>> resolve_mesh() is None
+    True
+    >>> mesh_size(resolve_mesh(shard_data=1))
+    1
+    """
     if mesh is not None:
         if not isinstance(mesh, Mesh):
             raise TypeError(f"mesh must be a jax.sharding.Mesh; got {type(mesh).__name__}")
@@ -151,37 +252,156 @@ def resolve_mesh(mesh=None, shard_data=False):
 
 
 def mesh_size(mesh: Mesh) -> int:
-    """Number of devices the sample axis is split over (product of the mesh axes)."""
+    """Number of devices the sample axis is split over (the product of the mesh axes).
+
+    Parameters
+    ----------
+    mesh : jax.sharding.Mesh
+        The mesh.
+
+    Returns
+    -------
+    n_devices : int
+        The product of the mesh's axis sizes.
+
+    Examples
+    --------
+    >>> import jax
+    >>> from bayesmv.distributed import data_mesh, mesh_size
+    >>> mesh_size(data_mesh(jax.devices()[:1]))
+    1
+    """
     return int(math.prod(mesh.shape.values()))
 
 
 def padded_length(n: int, mesh: Mesh) -> int:
-    """``n`` rounded up to a multiple of the mesh size."""
+    """``n`` rounded up to a multiple of the mesh size.
+
+    Parameters
+    ----------
+    n : int
+        Number of rows.
+    mesh : jax.sharding.Mesh
+        The mesh the rows are sharded over.
+
+    Returns
+    -------
+    n_padded : int
+        The smallest multiple of :func:`mesh_size` that is ``>= n``.
+
+    Examples
+    --------
+    >>> import jax
+    >>> from bayesmv.distributed import data_mesh, padded_length
+    >>> padded_length(5, data_mesh(jax.devices()[:1]))
+    5
+    """
     k = mesh_size(mesh)
     return -(-int(n) // k) * k
 
 
 def row_sharding(mesh: Mesh) -> NamedSharding:
-    """Shard the first axis over all mesh axes; the other axes are replicated."""
+    """Sharding of the first axis over all mesh axes; the other axes are replicated.
+
+    Parameters
+    ----------
+    mesh : jax.sharding.Mesh
+        The mesh.
+
+    Returns
+    -------
+    sharding : jax.sharding.NamedSharding
+        The row sharding.
+
+    Examples
+    --------
+    >>> import jax
+    >>> from bayesmv.distributed import data_mesh, row_sharding
+    >>> row_sharding(data_mesh(jax.devices()[:1])).shard_shape((4, 2))  # one device: all rows
+    (4, 2)
+    """
     return NamedSharding(mesh, PartitionSpec(tuple(mesh.axis_names)))
 
 
 def replicated_sharding(mesh: Mesh) -> NamedSharding:
-    """The sharding that holds a full copy of an array on every device of ``mesh``."""
+    """The sharding that holds a full copy of an array on every device of ``mesh``.
+
+    Parameters
+    ----------
+    mesh : jax.sharding.Mesh
+        The mesh.
+
+    Returns
+    -------
+    sharding : jax.sharding.NamedSharding
+        The replicated sharding.
+
+    Examples
+    --------
+    >>> import jax
+    >>> from bayesmv.distributed import data_mesh, replicated_sharding
+    >>> replicated_sharding(data_mesh(jax.devices()[:1])).is_fully_replicated
+    True
+    """
     return NamedSharding(mesh, PartitionSpec())
 
 
 def constrain_rows(x, mesh):
-    """``with_sharding_constraint`` of every array leaf of ``x`` to row sharding (no-op for
-    ``mesh=None``)."""
+    """Constrain every array leaf of ``x`` to row sharding inside a jitted function.
+
+    ``jax.lax.with_sharding_constraint`` with :func:`row_sharding`; a no-op for
+    ``mesh=None``.
+
+    Parameters
+    ----------
+    x : jax.Array or pytree of jax.Array
+        The value to constrain.
+    mesh : jax.sharding.Mesh or None
+        The mesh; ``None`` returns ``x`` unchanged.
+
+    Returns
+    -------
+    x : jax.Array or pytree of jax.Array
+        ``x``, sharded along its first axis over ``mesh``.
+
+    Examples
+    --------
+    >>> import jax
+    >>> from bayesmv.distributed import data_mesh, constrain_rows
+    >>> mesh = data_mesh(jax.devices()[:1])
+    >>> jax.jit(lambda a: constrain_rows(2.0 * a, mesh))(jax.numpy.ones((4, 2))).shape
+    (4, 2)
+    """
     if mesh is None:
         return x
     return jax.lax.with_sharding_constraint(x, row_sharding(mesh))
 
 
 def constrain_replicated(x, mesh):
-    """``x`` constrained to be replicated on every device of ``mesh`` inside a jitted function
-    (``x`` itself when ``mesh`` is None).
+    """Constrain ``x`` to be replicated on every device of ``mesh`` inside a jitted function.
+
+    ``jax.lax.with_sharding_constraint`` with :func:`replicated_sharding`; ``x`` itself when
+    ``mesh`` is None.
+
+    Parameters
+    ----------
+    x : jax.Array or pytree of jax.Array
+        The value to constrain.
+    mesh : jax.sharding.Mesh or None
+        The mesh; ``None`` returns ``x`` unchanged.
+
+    Returns
+    -------
+    x : jax.Array or pytree of jax.Array
+        ``x``, replicated on every device of ``mesh``.
+
+    Examples
+    --------
+    >>> import jax
+    >>> from bayesmv.distributed import data_mesh, constrain_replicated
+    >>> mesh = data_mesh(jax.devices()[:1])
+    >>> jax.jit(lambda a: constrain_replicated(a.sum(0), mesh))(jax.numpy.ones((4, 2)))
+    Array([4., 4.], dtype=float64)
     """
     if mesh is None:
         return x
@@ -189,11 +409,43 @@ def constrain_replicated(x, mesh):
 
 
 def shard_rows(x, mesh: Mesh, n_padded=None, fill=0):
-    """Global array with the rows of host array ``x`` sharded over ``mesh``.
+    """Global array with the rows of a host array ``x`` sharded over ``mesh``.
 
-    Rows ``len(x) .. n_padded - 1`` are ``fill``. Every process calls this with the same ``x``
-    (e.g. a ``numpy.memmap`` of the same file); each materialises only the row blocks of its
-    own devices.
+    The rows are padded to ``n_padded``: rows ``len(x) .. n_padded - 1`` are ``fill``. Every
+    process calls this with the same ``x`` (e.g. a ``numpy.memmap`` of the same file); each
+    materialises only the row blocks of its own (addressable) devices
+    (``jax.make_array_from_callback``), so the same script runs on one or many hosts.
+
+    Parameters
+    ----------
+    x : array-like of shape (n, ...)
+        The host array, e.g. a ``numpy.ndarray`` or ``numpy.memmap``.
+    mesh : jax.sharding.Mesh
+        The mesh to shard the rows over.
+    n_padded : int, default=None
+        Number of rows of the result, a multiple of the mesh size and ``>= n``; ``None``
+        means :func:`padded_length` of ``n``.
+    fill : scalar, default=0
+        Value of the padding rows.
+
+    Returns
+    -------
+    x_sharded : jax.Array of shape (n_padded, ...)
+        The global array, with :func:`row_sharding`.
+
+    Raises
+    ------
+    ValueError
+        If ``n_padded`` is smaller than ``n`` or not a multiple of the mesh size.
+
+    Examples
+    --------
+    >>> import jax
+    >>> import numpy as np
+    >>> from bayesmv.distributed import data_mesh, shard_rows
+    >>> x = shard_rows(np.ones((5, 2)), data_mesh(jax.devices()[:1]), n_padded=6)
+    >>> x.shape, np.asarray(x)[-1].tolist()
+    ((6, 2), [0.0, 0.0])
     """
     x = np.asarray(x) if not isinstance(x, np.ndarray) else x
     n = x.shape[0]
@@ -217,8 +469,34 @@ def shard_rows(x, mesh: Mesh, n_padded=None, fill=0):
 
 
 def check_partitionable_rng(stacklevel=3) -> bool:
-    """Warn (and return False) when ``jax_threefry_partitionable`` is off: sharded draws are then
-    still valid but no longer identical to the unsharded run."""
+    """Check that sharded random draws equal the unsharded run's (``jax_threefry_partitionable``).
+
+    With ``jax_threefry_partitionable`` on, a draw of shape ``(N, d)`` is a function of the
+    element index only, so sharded and unsharded runs draw the same numbers. When it is off,
+    sharded draws are still valid but no longer identical to the unsharded run: this warns
+    and returns False.
+
+    Parameters
+    ----------
+    stacklevel : int, default=3
+        ``stacklevel`` of the warning (3: the caller of the function that calls this one).
+
+    Returns
+    -------
+    on : bool
+        Whether ``jax_threefry_partitionable`` is on.
+
+    Warns
+    -----
+    RuntimeWarning
+        If ``jax_threefry_partitionable`` is off.
+
+    Examples
+    --------
+    >>> from bayesmv.distributed import check_partitionable_rng
+    >>> check_partitionable_rng()  # JAX's default
+    True
+    """
     on = bool(jax.config.jax_threefry_partitionable)
     if not on:
         warnings.warn(
@@ -231,8 +509,28 @@ def check_partitionable_rng(stacklevel=3) -> bool:
 
 
 def per_device_bytes(tree) -> dict:
-    """Bytes held on each addressable device by the array leaves of ``tree`` (shards counted where
-    they live; replicated arrays count once per device)."""
+    """Bytes held on each addressable device by the array leaves of a pytree.
+
+    Shards count on the device where they live; replicated arrays count once per device.
+    Leaves that are not JAX arrays are ignored.
+
+    Parameters
+    ----------
+    tree : pytree
+        Arrays, or any pytree with arrays as leaves.
+
+    Returns
+    -------
+    bytes_per_device : dict
+        Maps each ``jax.Device`` that holds data to its number of bytes.
+
+    Examples
+    --------
+    >>> import jax.numpy as jnp
+    >>> from bayesmv.distributed import per_device_bytes
+    >>> list(per_device_bytes({"a": jnp.ones((4, 2)), "b": 1.0}).values())  # 8 float64
+    [64]
+    """
     out = {}
     for leaf in jax.tree.leaves(tree):
         if isinstance(leaf, jax.Array):

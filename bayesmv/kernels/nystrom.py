@@ -32,13 +32,69 @@ __all__ = [
 
 
 def nystrom_ordering(n_samples: int, random_state=0, seed=SEED_DEPRECATED) -> np.ndarray:
-    """The random ordering of the samples (a permutation); its first ``p`` entries are the landmarks."""
+    """Random ordering of the samples (a permutation); its first ``p`` entries are the landmarks.
+
+    :func:`nystrom` and :func:`block_nystrom` take their landmarks from this ordering, so the
+    same integer ``random_state`` gives nested landmark sets for growing ``p``.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of samples to order.
+    random_state : int, numpy.random.RandomState, numpy.random.Generator or None, default=0
+        Seed of the random ordering of the samples; ``None`` draws fresh entropy.
+    seed : int, numpy.random.RandomState, numpy.random.Generator or None, default="deprecated"
+        Deprecated alias of ``random_state``; when given it replaces ``random_state`` with a
+        ``FutureWarning``.
+
+    Returns
+    -------
+    ordering : ndarray of shape (n_samples,)
+        A permutation of ``0, ..., n_samples - 1``.
+
+    Raises
+    ------
+    ValueError
+        If ``random_state`` is not an int >= 0, None, a ``RandomState`` or a ``Generator``.
+
+    Examples
+    --------
+    >>> from bayesmv.kernels import nystrom_ordering
+    >>> order = nystrom_ordering(5, random_state=0)
+    >>> sorted(order.tolist())
+    [0, 1, 2, 3, 4]
+    """
     seed = check_random_seed(random_state, seed, "nystrom_ordering")
     return np.random.default_rng(seed).permutation(n_samples)
 
 
 def n_landmarks(nystrom, n_samples: int) -> int:
-    """Number of landmarks for a level given as a fraction in (0, 1] or an integer count."""
+    """Number of landmarks for a Nyström level given as a fraction or a count.
+
+    Parameters
+    ----------
+    nystrom : float or int
+        A fraction in (0, 1] of the samples (rounded, at least 1) or an integer count.
+    n_samples : int
+        Number of samples.
+
+    Returns
+    -------
+    p : int
+        Number of landmarks, ``1 <= p <= n_samples``.
+
+    Raises
+    ------
+    ValueError
+        If ``nystrom`` is a bool, a float outside (0, 1], not a number, or gives ``p``
+        outside ``[1, n_samples]``.
+
+    Examples
+    --------
+    >>> from bayesmv.kernels import n_landmarks
+    >>> n_landmarks(0.5, 10), n_landmarks(3, 10), n_landmarks(1.0, 10)
+    (5, 3, 10)
+    """
     if isinstance(nystrom, (bool, np.bool_)):
         raise ValueError(f"nystrom must be a fraction in (0, 1] or an integer >= 1, got {nystrom!r}")
     if isinstance(nystrom, (int, np.integer)):
@@ -53,7 +109,35 @@ def n_landmarks(nystrom, n_samples: int) -> int:
 
 
 def pinv_sqrt(W, rcond=None):
-    """``(W^+)^{1/2}`` of a symmetric PSD matrix by eigen-decomposition (small eigenvalues dropped)."""
+    """Square root of the pseudo-inverse, ``(W^+)^{1/2}``, of a symmetric PSD matrix.
+
+    Computed by eigen-decomposition of the symmetrised ``(W + W') / 2``; eigenvalues at or
+    below ``rcond`` times the largest absolute eigenvalue are dropped (their inverse square
+    root is set to 0).
+
+    Parameters
+    ----------
+    W : array-like of shape (p, p)
+        Symmetric positive semi-definite matrix; a NumPy or JAX array.
+    rcond : float, default=None
+        Relative cut-off for small eigenvalues; ``None`` means ``p * eps`` of the dtype.
+
+    Returns
+    -------
+    W_pinv_sqrt : ndarray of shape (p, p)
+        ``(W^+)^{1/2}``, in the namespace of ``W`` (``jax.Array`` for JAX input).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import pinv_sqrt
+    >>> pinv_sqrt(np.diag([4.0, 0.25]))
+    array([[0.5, 0. ],
+           [0. , 2. ]])
+    >>> pinv_sqrt(np.diag([4.0, 0.0]))  # the zero eigenvalue is dropped
+    array([[0.5, 0. ],
+           [0. , 0. ]])
+    """
     xp = array_namespace(W)
     W = xp.asarray(W)
     W = 0.5 * (W + W.T)
@@ -74,7 +158,36 @@ class NystromFactors(NamedTuple):
 
 
 def nystrom_from_columns(Q, landmarks, rcond=None) -> NystromFactors:
-    """Factors from the kernel columns ``Q = K[:, landmarks]`` (shape ``(n, p)``)."""
+    """Nyström factors from the kernel columns ``Q = K[:, landmarks]``.
+
+    ``W = Q[landmarks] = K[S, S]`` and ``U = Q (W^+)^{1/2}``, so that ``K ≈ U U'``
+    (MVML §3.5; Huusari et al. 2018).
+
+    Parameters
+    ----------
+    Q : array-like of shape (n, p)
+        Kernel between all ``n`` samples and the ``p`` landmarks.
+    landmarks : array-like of int of shape (p,)
+        Indices ``S`` of the landmark samples among the ``n`` rows.
+    rcond : float, default=None
+        Relative cut-off for small eigenvalues of ``W``, as in :func:`pinv_sqrt`.
+
+    Returns
+    -------
+    factors : NystromFactors
+        The named tuple ``(landmarks, W_pinv_sqrt, U)``: the landmark indices, ``(W^+)^{1/2}``
+        of shape ``(p, p)`` and ``U`` of shape ``(n, p)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import nystrom_from_columns, rbf_kernel
+    >>> X = np.random.default_rng(0).normal(size=(6, 2))
+    >>> landmarks = np.array([3, 2, 5])
+    >>> factors = nystrom_from_columns(rbf_kernel(X, X[landmarks]), landmarks)
+    >>> factors.U.shape, factors.W_pinv_sqrt.shape
+    ((6, 3), (3, 3))
+    """
     Q = array_namespace(Q).asarray(Q)
     landmarks = np.asarray(landmarks)
     W_pinv_sqrt = pinv_sqrt(Q[landmarks], rcond)
@@ -82,14 +195,83 @@ def nystrom_from_columns(Q, landmarks, rcond=None) -> NystromFactors:
 
 
 def nystrom_transform(Q_test, factors: NystromFactors):
-    """Test-time extension (MVML §3.5): ``U_test = Q_test (W^+)^{1/2}`` so ``K_test ≈ U_test U'``."""
+    """Test-time extension of Nyström factors: ``U_test = Q_test (W^+)^{1/2}``.
+
+    Then ``K_test ≈ U_test U'`` (MVML §3.5; Huusari et al. 2018).
+
+    Parameters
+    ----------
+    Q_test : array-like of shape (m, p)
+        Kernel between ``m`` test samples and the ``p`` landmarks.
+    factors : NystromFactors
+        The training factors, from :func:`nystrom` or :func:`nystrom_from_columns`.
+
+    Returns
+    -------
+    U_test : ndarray of shape (m, p)
+        Test factors, in the namespace of ``Q_test`` (``jax.Array`` for JAX input).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import nystrom, nystrom_transform, rbf_kernel
+    >>> X = np.random.default_rng(0).normal(size=(6, 2))
+    >>> factors = nystrom(X, "rbf", n_components=3, gamma=0.5)
+    >>> Q_test = rbf_kernel(X[:2], X[factors.landmarks], gamma=0.5)
+    >>> nystrom_transform(Q_test, factors).shape
+    (2, 3)
+    """
     return array_namespace(Q_test).asarray(Q_test) @ factors.W_pinv_sqrt
 
 
 def nystrom(
     X, kernel="rbf", n_components=1.0, random_state=0, seed=SEED_DEPRECATED, **kernel_params
 ) -> NystromFactors:
-    """Nyström factors of ``kernel`` on ``X`` with ``n_components`` landmarks (fraction or count)."""
+    """Nyström factors ``K ≈ U U'`` of a kernel on ``X``.
+
+    The ``p`` landmarks are the first entries of :func:`nystrom_ordering`; with ``p = n`` the
+    approximation is exact (MVML §3.5; Huusari et al. 2018).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, n_features)
+        Samples; a NumPy or JAX array (the computation follows its namespace).
+    kernel : str, callable or Kernel, default="rbf"
+        The kernel, as accepted by :func:`get_kernel`.
+    n_components : float or int, default=1.0
+        Number of landmarks: a fraction in (0, 1] of the samples or an integer count.
+    random_state : int, numpy.random.RandomState, numpy.random.Generator or None, default=0
+        Seed of the random ordering of the samples; ``None`` draws fresh entropy.
+    seed : int, numpy.random.RandomState, numpy.random.Generator or None, default="deprecated"
+        Deprecated alias of ``random_state``; when given it replaces ``random_state`` with a
+        ``FutureWarning``.
+    **kernel_params
+        Parameters of the kernel (``gamma``, ...).
+
+    Returns
+    -------
+    factors : NystromFactors
+        The named tuple ``(landmarks, W_pinv_sqrt, U)``: the landmark indices of shape
+        ``(p,)``, ``(K[S, S]^+)^{1/2}`` of shape ``(p, p)`` and ``U`` of shape ``(n, p)``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_components`` is not a valid number of landmarks (see :func:`n_landmarks`), if
+        ``kernel`` is unknown, or if ``random_state`` is invalid.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import nystrom, rbf_kernel
+    >>> X = np.random.default_rng(0).normal(size=(6, 2))
+    >>> factors = nystrom(X, "rbf", n_components=3, gamma=0.5)
+    >>> factors.U.shape
+    (6, 3)
+    >>> full = nystrom(X, "rbf", n_components=1.0, gamma=0.5)  # p = n: exact
+    >>> bool(np.allclose(full.U @ full.U.T, rbf_kernel(X, gamma=0.5)))
+    True
+    """
     seed = check_random_seed(random_state, seed, "nystrom")
     X = array_namespace(X).asarray(X)
     p = n_landmarks(n_components, X.shape[0])
@@ -134,10 +316,54 @@ def block_nystrom(
     precomputed=False,
     seed=SEED_DEPRECATED,
 ):
-    """Block-wise Nyström of several views with the same random sample ordering for all views.
+    """Block-wise Nyström of several views, with one random sample ordering for all views.
 
-    ``kernels`` is one kernel (name/callable) or one per view, ``kernel_params`` one dict or
-    one per view. With ``precomputed=True``, ``Xs`` are full ``n x n`` Gram matrices.
+    Every view shares the landmark set ``S`` (MVML §3.5; Huusari et al. 2018);
+    ``blockdiag(U_1, ..., U_V)`` approximates the square root of ``H = blockdiag(K_1, ...,
+    K_V)``.
+
+    Parameters
+    ----------
+    Xs : list of array-like of shape (n, n_features_v)
+        The views, all with the same ``n`` samples; with ``precomputed=True``, full
+        ``n x n`` Gram matrices.
+    kernels : str, callable, Kernel or list, default="rbf"
+        One kernel (name/callable) for every view, or a list with one per view.
+    n_components : float or int, default=1.0
+        Number of landmarks: a fraction in (0, 1] of the samples or an integer count.
+    random_state : int, numpy.random.RandomState, numpy.random.Generator or None, default=0
+        Seed of the random ordering of the samples; ``None`` draws fresh entropy.
+    kernel_params : dict or list of dict, default=None
+        Kernel parameters: one dict for every view, or a list with one per view.
+    precomputed : bool, default=False
+        Whether ``Xs`` are Gram matrices rather than raw views.
+    seed : int, numpy.random.RandomState, numpy.random.Generator or None, default="deprecated"
+        Deprecated alias of ``random_state``; when given it replaces ``random_state`` with a
+        ``FutureWarning``.
+
+    Returns
+    -------
+    factors : BlockNystrom
+        The shared ``landmarks``, one :class:`NystromFactors` per view, and, for raw views, the
+        bound kernels and landmark rows that :meth:`BlockNystrom.transform` uses.
+
+    Raises
+    ------
+    ValueError
+        If ``n_components`` is not a valid number of landmarks (see :func:`n_landmarks`), if a
+        kernel is unknown, or if ``random_state`` is invalid.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import block_nystrom
+    >>> rng = np.random.default_rng(0)
+    >>> Xs = [rng.normal(size=(6, 2)), rng.normal(size=(6, 3))]
+    >>> bn = block_nystrom(Xs, "rbf", n_components=0.5, kernel_params={"gamma": 0.5})
+    >>> [U.shape for U in bn.U]
+    [(6, 3), (6, 3)]
+    >>> [U.shape for U in bn.transform([X[:2] for X in Xs])]
+    [(2, 3), (2, 3)]
     """
     seed = check_random_seed(random_state, seed, "block_nystrom")
     V = len(Xs)

@@ -106,7 +106,42 @@ class SumOfSeparableKernels:
 
 
 def nonseparable_kernel(mu: float, output_dim: int) -> SumOfSeparableKernels:
-    """ONORMA §5: ``K(x, x') = μ <x, x'> 1 + (1 - μ) <x, x'>^2 I`` (``1``: all-ones ``d x d``)."""
+    """ONORMA's non-separable kernel ``K(x, x') = μ <x, x'> 1 + (1 - μ) <x, x'>^2 I``.
+
+    ``1`` is the all-ones ``d x d`` matrix and ``I`` the identity (ONORMA §5; Audiffren & Kadri
+    2013): a :class:`SumOfSeparableKernels` of a linear kernel with output matrix ``1`` and
+    weight ``μ``, and a homogeneous quadratic kernel with output matrix ``I`` and weight
+    ``1 - μ``.
+
+    Parameters
+    ----------
+    mu : float
+        Weight ``μ`` in [0, 1] of the linear term.
+    output_dim : int
+        Number of outputs ``d``.
+
+    Returns
+    -------
+    kernel : SumOfSeparableKernels
+        The operator-valued kernel, with ``output_dim == d``.
+
+    Raises
+    ------
+    ValueError
+        If ``mu`` does not lie in [0, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import nonseparable_kernel
+    >>> K = nonseparable_kernel(0.5, output_dim=2)
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0]])
+    >>> np.asarray(K(X[0], X[1]))  # <x, x'> = 1: 0.5 * ones + 0.5 * I
+    array([[1. , 0.5],
+           [0.5, 1. ]])
+    >>> K.gram(X).shape  # sample-major blocks
+    (4, 4)
+    """
     if not 0.0 <= mu <= 1.0:
         raise ValueError(f"mu must lie in [0, 1], got {mu}")
     d = int(output_dim)
@@ -148,13 +183,59 @@ class DiagonalMultiViewKernel:
 def mvml_kernel(Ks, A):
     """MVML's multi-view block kernel ``H A H`` with ``H = blockdiag(K_1, ..., K_V)`` (eq. 5).
 
-    ``Ks``: list of ``n x n`` Gram matrices; ``A``: the ``nV x nV`` metric (view-major blocks).
+    The blocks are view-major, as in the paper (Huusari et al. 2018, eq. 5).
+
+    Parameters
+    ----------
+    Ks : list of array-like of shape (n, n)
+        The ``V`` Gram matrices, one per view.
+    A : array-like of shape (n V, n V)
+        The metric between the views, in view-major blocks.
+
+    Returns
+    -------
+    HAH : jax.Array of shape (n V, n V)
+        The multi-view kernel ``H A H``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import mvml_kernel
+    >>> Ks = [np.eye(2), 2.0 * np.eye(2)]
+    >>> np.asarray(mvml_kernel(Ks, np.eye(4)))
+    array([[1., 0., 0., 0.],
+           [0., 1., 0., 0.],
+           [0., 0., 4., 0.],
+           [0., 0., 0., 4.]])
     """
     H = jsl.block_diag(*[jnp.asarray(K) for K in Ks])
     return H @ jnp.asarray(A) @ H
 
 
 def block_gram_to_tensor(G, d):
-    """Reshape a sample-major ``(n d, m d)`` block Gram into ``(n, m, d, d)`` blocks."""
+    """Reshape a sample-major block Gram matrix into its ``d x d`` blocks.
+
+    Parameters
+    ----------
+    G : array-like of shape (n d, m d)
+        Sample-major block Gram matrix: block ``(i, j)`` (rows ``i*d:(i+1)*d``, columns
+        ``j*d:(j+1)*d``) is ``K(x_i, y_j)``.
+    d : int
+        Size of the blocks (the number of outputs).
+
+    Returns
+    -------
+    blocks : array of shape (n, m, d, d)
+        ``blocks[i, j] = K(x_i, y_j)``, in the namespace of ``G``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import block_gram_to_tensor
+    >>> G = np.arange(16.0).reshape(4, 4)  # n = m = 2 samples, d = 2 outputs
+    >>> block_gram_to_tensor(G, 2)[0, 1]
+    array([[2., 3.],
+           [6., 7.]])
+    """
     n, m = G.shape[0] // d, G.shape[1] // d
     return G.reshape(n, d, m, d).transpose(0, 2, 1, 3)

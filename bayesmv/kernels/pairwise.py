@@ -44,7 +44,32 @@ def _is_traced(A):
 
 
 def array_namespace(*arrays):
-    """``jax.numpy`` if any argument is a JAX array or tracer, else ``numpy``."""
+    """Return the array namespace of the arguments: ``jax.numpy`` or ``numpy``.
+
+    ``jax.numpy`` if any argument is a JAX array or tracer, else ``numpy`` (NumPy arrays,
+    nested lists, scalars and ``None``). The kernels of this package use it to compute in the
+    namespace of their inputs.
+
+    Parameters
+    ----------
+    *arrays : array-like or None
+        The arrays to inspect.
+
+    Returns
+    -------
+    xp : module
+        ``jax.numpy`` or ``numpy``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import jax.numpy as jnp
+    >>> from bayesmv.kernels import array_namespace
+    >>> array_namespace(np.ones(2), None).__name__
+    'numpy'
+    >>> array_namespace(np.ones(2), jnp.ones(2)).__name__
+    'jax.numpy'
+    """
     return jnp if any(isinstance(a, jax.Array) for a in arrays) else np
 
 
@@ -89,7 +114,42 @@ def _default_gamma(gamma, X):
 
 
 def squared_euclidean_distances(X, Y=None):
-    """Matrix of ``||x_i - y_j||^2`` via the expansion ``|x|^2 + |y|^2 - 2 x.y``, clipped at 0."""
+    """Squared Euclidean distances between the rows of ``X`` and ``Y``.
+
+    Entry ``(i, j)`` is ``||x_i - y_j||^2``, computed via the expansion
+    ``|x|^2 + |y|^2 - 2 x.y`` and clipped at 0.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples_X, n_features)
+        Input samples: a NumPy or JAX array, or a nested list.
+    Y : array-like of shape (n_samples_Y, n_features), default=None
+        Second set of samples; ``None`` uses ``Y = X``.
+
+    Returns
+    -------
+    D : ndarray of shape (n_samples_X, n_samples_Y)
+        The squared distances, in the inputs' floating dtype; a ``jax.Array`` for JAX inputs,
+        else a ``numpy.ndarray``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` or ``Y`` is not 2-D, cannot be converted to an array, contains NaN or inf, or
+        if their numbers of features differ.
+    TypeError
+        If ``X`` or ``Y`` does not have a real numeric dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import squared_euclidean_distances
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0], [2.0, 0.0]])
+    >>> squared_euclidean_distances(X)
+    array([[0., 1., 5.],
+           [1., 0., 2.],
+           [5., 2., 0.]])
+    """
     X, Y, xp = _as_pair(X, Y)
     xx = xp.sum(X * X, axis=1)[:, None]
     yy = xp.sum(Y * Y, axis=1)[None, :]
@@ -97,19 +157,124 @@ def squared_euclidean_distances(X, Y=None):
 
 
 def linear_kernel(X, Y=None):
-    """``k(x, y) = x.y``."""
+    """Linear kernel ``k(x, y) = x.y``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples_X, n_features)
+        Input samples: a NumPy or JAX array, or a nested list.
+    Y : array-like of shape (n_samples_Y, n_features), default=None
+        Second set of samples; ``None`` uses ``Y = X``.
+
+    Returns
+    -------
+    K : ndarray of shape (n_samples_X, n_samples_Y)
+        The Gram matrix, in the inputs' floating dtype; a ``jax.Array`` for JAX
+        inputs, else a ``numpy.ndarray``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` or ``Y`` is not 2-D, cannot be converted to an array, contains NaN or inf, or
+        if their numbers of features differ.
+    TypeError
+        If ``X`` or ``Y`` does not have a real numeric dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import linear_kernel
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0], [2.0, 0.0]])
+    >>> linear_kernel(X)
+    array([[1., 1., 0.],
+           [1., 2., 2.],
+           [0., 2., 4.]])
+    """
     X, Y, _ = _as_pair(X, Y)
     return X @ Y.T
 
 
 def polynomial_kernel(X, Y=None, degree=3, gamma=None, coef0=1.0):
-    """``k(x, y) = (gamma x.y + coef0)^degree``."""
+    """Polynomial kernel ``k(x, y) = (gamma x.y + coef0)^degree``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples_X, n_features)
+        Input samples: a NumPy or JAX array, or a nested list.
+    Y : array-like of shape (n_samples_Y, n_features), default=None
+        Second set of samples; ``None`` uses ``Y = X``.
+    degree : float, default=3
+        Exponent of the kernel.
+    gamma : float, default=None
+        Scale of the inner product; ``None`` means ``1 / n_features``.
+    coef0 : float, default=1.0
+        Constant added to the scaled inner product.
+
+    Returns
+    -------
+    K : ndarray of shape (n_samples_X, n_samples_Y)
+        The Gram matrix, in the inputs' floating dtype; a ``jax.Array`` for JAX
+        inputs, else a ``numpy.ndarray``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` or ``Y`` is not 2-D, cannot be converted to an array or contains NaN or inf,
+        if their numbers of features differ, or if ``gamma`` is not a finite number > 0.
+    TypeError
+        If ``X`` or ``Y`` does not have a real numeric dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import polynomial_kernel
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0], [2.0, 0.0]])
+    >>> polynomial_kernel(X, degree=2)  # gamma = 1 / 2
+    array([[2.25, 2.25, 1.  ],
+           [2.25, 4.  , 4.  ],
+           [1.  , 4.  , 9.  ]])
+    """
     X, Y, _ = _as_pair(X, Y)
     return (_default_gamma(gamma, X) * (X @ Y.T) + coef0) ** degree
 
 
 def rbf_kernel(X, Y=None, gamma=None):
-    """Gaussian kernel ``exp(-gamma ||x - y||^2)``."""
+    """Gaussian (RBF) kernel ``k(x, y) = exp(-gamma ||x - y||^2)``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples_X, n_features)
+        Input samples: a NumPy or JAX array, or a nested list.
+    Y : array-like of shape (n_samples_Y, n_features), default=None
+        Second set of samples; ``None`` uses ``Y = X``.
+    gamma : float, default=None
+        Inverse squared length scale; ``None`` means ``1 / n_features``. For a bandwidth
+        ``sigma``, ``gamma = 1 / (2 sigma^2)`` (see :func:`gamma_from_bandwidth`).
+
+    Returns
+    -------
+    K : ndarray of shape (n_samples_X, n_samples_Y)
+        The Gram matrix, in the inputs' floating dtype; a ``jax.Array`` for JAX
+        inputs, else a ``numpy.ndarray``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` or ``Y`` is not 2-D, cannot be converted to an array or contains NaN or inf,
+        if their numbers of features differ, or if ``gamma`` is not a finite number > 0.
+    TypeError
+        If ``X`` or ``Y`` does not have a real numeric dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import rbf_kernel
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0], [2.0, 0.0]])
+    >>> rbf_kernel(X, gamma=0.5).round(3)
+    array([[1.   , 0.607, 0.082],
+           [0.607, 1.   , 0.368],
+           [0.082, 0.368, 1.   ]])
+    """
     X, Y, xp = _as_pair(X, Y)
     return xp.exp(-_default_gamma(gamma, X) * squared_euclidean_distances(X, Y))
 
@@ -119,13 +284,81 @@ def _l1_distances(X, Y, xp):
 
 
 def laplacian_kernel(X, Y=None, gamma=None):
-    """Laplacian kernel ``exp(-gamma ||x - y||_1)``."""
+    """Laplacian kernel ``k(x, y) = exp(-gamma ||x - y||_1)``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples_X, n_features)
+        Input samples: a NumPy or JAX array, or a nested list.
+    Y : array-like of shape (n_samples_Y, n_features), default=None
+        Second set of samples; ``None`` uses ``Y = X``.
+    gamma : float, default=None
+        Inverse length scale of the L1 distance; ``None`` means ``1 / n_features``.
+
+    Returns
+    -------
+    K : ndarray of shape (n_samples_X, n_samples_Y)
+        The Gram matrix, in the inputs' floating dtype; a ``jax.Array`` for JAX
+        inputs, else a ``numpy.ndarray``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` or ``Y`` is not 2-D, cannot be converted to an array or contains NaN or inf,
+        if their numbers of features differ, or if ``gamma`` is not a finite number > 0.
+    TypeError
+        If ``X`` or ``Y`` does not have a real numeric dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import laplacian_kernel
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0], [2.0, 0.0]])
+    >>> laplacian_kernel(X).round(3)  # gamma = 1 / 2
+    array([[1.   , 0.607, 0.223],
+           [0.607, 1.   , 0.368],
+           [0.223, 0.368, 1.   ]])
+    """
     X, Y, xp = _as_pair(X, Y)
     return xp.exp(-_default_gamma(gamma, X) * _l1_distances(X, Y, xp))
 
 
 def additive_chi2_kernel(X, Y=None):
-    """``k(x, y) = -sum_i (x_i - y_i)^2 / (x_i + y_i)`` for non-negative data (0/0 terms are 0)."""
+    """Additive chi-squared kernel ``k(x, y) = -sum_i (x_i - y_i)^2 / (x_i + y_i)``.
+
+    For non-negative data; terms with ``x_i + y_i = 0`` (0/0) count as 0.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples_X, n_features)
+        Non-negative input samples: a NumPy or JAX array, or a nested list.
+    Y : array-like of shape (n_samples_Y, n_features), default=None
+        Second set of non-negative samples; ``None`` uses ``Y = X``.
+
+    Returns
+    -------
+    K : ndarray of shape (n_samples_X, n_samples_Y)
+        The Gram matrix, in the inputs' floating dtype; a ``jax.Array`` for JAX
+        inputs, else a ``numpy.ndarray``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` or ``Y`` is not 2-D, cannot be converted to an array, contains NaN or inf, or
+        if their numbers of features differ.
+    TypeError
+        If ``X`` or ``Y`` does not have a real numeric dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import additive_chi2_kernel
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0], [2.0, 0.0]])
+    >>> additive_chi2_kernel(X).round(3)
+    array([[-0.   , -1.   , -3.   ],
+           [-1.   , -0.   , -1.333],
+           [-3.   , -1.333, -0.   ]])
+    """
     X, Y, xp = _as_pair(X, Y)
     diff = X[:, None, :] - Y[None, :, :]
     total = X[:, None, :] + Y[None, :, :]
@@ -134,14 +367,84 @@ def additive_chi2_kernel(X, Y=None):
 
 
 def chi2_kernel(X, Y=None, gamma=1.0):
-    """Exponential chi-squared kernel ``exp(gamma * additive_chi2(x, y))``."""
+    """Exponential chi-squared kernel ``k(x, y) = exp(gamma * additive_chi2(x, y))``.
+
+    ``additive_chi2`` is :func:`additive_chi2_kernel`; for non-negative data.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples_X, n_features)
+        Non-negative input samples: a NumPy or JAX array, or a nested list.
+    Y : array-like of shape (n_samples_Y, n_features), default=None
+        Second set of non-negative samples; ``None`` uses ``Y = X``.
+    gamma : float, default=1.0
+        Scale of the additive chi-squared kernel in the exponent.
+
+    Returns
+    -------
+    K : ndarray of shape (n_samples_X, n_samples_Y)
+        The Gram matrix, in the inputs' floating dtype; a ``jax.Array`` for JAX
+        inputs, else a ``numpy.ndarray``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` or ``Y`` is not 2-D, cannot be converted to an array or contains NaN or inf,
+        if their numbers of features differ, or if ``gamma`` is not a finite number > 0.
+    TypeError
+        If ``X`` or ``Y`` does not have a real numeric dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import chi2_kernel
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0], [2.0, 0.0]])
+    >>> chi2_kernel(X).round(3)
+    array([[1.   , 0.368, 0.05 ],
+           [0.368, 1.   , 0.264],
+           [0.05 , 0.264, 1.   ]])
+    """
     _default_gamma(gamma, None)
     K = additive_chi2_kernel(X, Y)
     return array_namespace(K).exp(gamma * K)
 
 
 def cosine_kernel(X, Y=None):
-    """Cosine similarity ``x.y / (|x| |y|)``; zero vectors give 0 (as scikit-learn)."""
+    """Cosine similarity ``k(x, y) = x.y / (|x| |y|)``.
+
+    A zero vector has similarity 0 with every row (as in scikit-learn).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples_X, n_features)
+        Input samples: a NumPy or JAX array, or a nested list.
+    Y : array-like of shape (n_samples_Y, n_features), default=None
+        Second set of samples; ``None`` uses ``Y = X``.
+
+    Returns
+    -------
+    K : ndarray of shape (n_samples_X, n_samples_Y)
+        The Gram matrix, in the inputs' floating dtype; a ``jax.Array`` for JAX
+        inputs, else a ``numpy.ndarray``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` or ``Y`` is not 2-D, cannot be converted to an array, contains NaN or inf, or
+        if their numbers of features differ.
+    TypeError
+        If ``X`` or ``Y`` does not have a real numeric dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import cosine_kernel
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0], [2.0, 0.0]])
+    >>> cosine_kernel(X).round(3)
+    array([[1.   , 0.707, 0.   ],
+           [0.707, 1.   , 0.707],
+           [0.   , 0.707, 1.   ]])
+    """
     X, Y, xp = _as_pair(X, Y)
 
     def unit(Z):
@@ -156,6 +459,37 @@ def jaccard_kernel(X, Y=None):
 
     Non-zero entries count as 1. Two all-zero rows have similarity 1 (``1 - scipy`` Jaccard
     distance), which keeps the Gram matrix positive semi-definite.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples_X, n_features)
+        Input samples, read as binary (non-zero is 1): a NumPy or JAX array, or a nested list.
+    Y : array-like of shape (n_samples_Y, n_features), default=None
+        Second set of samples, read as binary; ``None`` uses ``Y = X``.
+
+    Returns
+    -------
+    K : ndarray of shape (n_samples_X, n_samples_Y)
+        The Gram matrix, in the inputs' floating dtype; a ``jax.Array`` for JAX
+        inputs, else a ``numpy.ndarray``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` or ``Y`` is not 2-D, cannot be converted to an array, contains NaN or inf, or
+        if their numbers of features differ.
+    TypeError
+        If ``X`` or ``Y`` does not have a real numeric dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import jaccard_kernel
+    >>> X = np.array([[1, 0, 1], [1, 1, 0], [0, 0, 0]])
+    >>> jaccard_kernel(X).round(3)
+    array([[1.   , 0.333, 0.   ],
+           [0.333, 1.   , 0.   ],
+           [0.   , 0.   , 1.   ]])
     """
     X, Y, xp = _as_pair(X, Y)
     Xb = (X != 0).astype(X.dtype)
@@ -201,9 +535,39 @@ class Kernel:
 
 
 def get_kernel(kernel="rbf", **params) -> Kernel:
-    """Return a callable ``k(X, Y=None)`` for a kernel name (see ``KERNELS``) or callable, with ``params`` bound.
+    """Return a scalar kernel with its parameters bound, as a callable ``k(X, Y=None)``.
 
-    Raises ``ValueError`` naming the valid choices for an unknown name.
+    Parameters
+    ----------
+    kernel : str, callable or Kernel, default="rbf"
+        A name in ``KERNELS`` (``"linear"``, ``"poly"``/``"polynomial"``,
+        ``"rbf"``/``"gaussian"``, ``"laplacian"``, ``"additive_chi2"``, ``"chi2"``,
+        ``"cosine"``, ``"jaccard"``), a callable ``f(X, Y, **params)``, or a :class:`Kernel`,
+        whose bound parameters are updated by ``params``.
+    **params
+        Parameters of the kernel (``gamma``, ``degree``, ``coef0``, ...), bound by keyword.
+
+    Returns
+    -------
+    kernel : Kernel
+        The bound kernel; hashable by value, so it can be a static argument of ``jax.jit``.
+
+    Raises
+    ------
+    ValueError
+        If ``kernel`` is neither a known name nor a callable; the message names the valid
+        choices.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import get_kernel
+    >>> k = get_kernel("gaussian", gamma=0.5)
+    >>> k.name, k.params
+    ('rbf', (('gamma', 0.5),))
+    >>> k(np.array([[0.0, 1.0], [1.0, 1.0]])).round(3)
+    array([[1.   , 0.607],
+           [0.607, 1.   ]])
     """
     if isinstance(kernel, Kernel):
         return Kernel(kernel.fn, tuple(sorted({**dict(kernel.params), **params}.items())))
@@ -219,7 +583,45 @@ def get_kernel(kernel="rbf", **params) -> Kernel:
 
 
 def pairwise_kernel(X, Y=None, kernel="rbf", **params):
-    """Gram matrix of ``kernel`` (name or callable) between the rows of ``X`` and ``Y``."""
+    """Gram matrix of a kernel, given by name or callable, between the rows of ``X`` and ``Y``.
+
+    Shorthand for ``get_kernel(kernel, **params)(X, Y)``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples_X, n_features)
+        Input samples: a NumPy or JAX array, or a nested list.
+    Y : array-like of shape (n_samples_Y, n_features), default=None
+        Second set of samples; ``None`` uses ``Y = X``.
+    kernel : str, callable or Kernel, default="rbf"
+        The kernel, as accepted by :func:`get_kernel`.
+    **params
+        Parameters of the kernel (``gamma``, ``degree``, ``coef0``, ...).
+
+    Returns
+    -------
+    K : ndarray of shape (n_samples_X, n_samples_Y)
+        The Gram matrix, in the inputs' floating dtype; a ``jax.Array`` for JAX
+        inputs, else a ``numpy.ndarray``.
+
+    Raises
+    ------
+    ValueError
+        If ``kernel`` is not a known name nor a callable, or if the kernel rejects the inputs
+        or the parameters (see the kernel's own documentation).
+    TypeError
+        If ``X`` or ``Y`` does not have a real numeric dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import pairwise_kernel
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0], [2.0, 0.0]])
+    >>> pairwise_kernel(X, X[:2], kernel="rbf", gamma=0.5).round(3)
+    array([[1.   , 0.607],
+           [0.607, 1.   ],
+           [0.082, 0.368]])
+    """
     return get_kernel(kernel, **params)(X, Y)
 
 
@@ -234,10 +636,47 @@ def _blocked_matvec(X, Y, V, kernel_fn, block_size):
 
 
 def kernel_matvec(X, V, Y=None, kernel="rbf", block_size=1024, **params):
-    """``K(X, Y) @ V`` computed in row blocks of ``X``: memory ``O(block_size * m)``, never ``n x m``.
+    """Kernel matrix-vector product ``K(X, Y) @ V``, computed in row blocks of ``X``.
 
-    ``V`` has shape ``(m,)`` or ``(m, k)``. ``kernel`` is a name, callable or ``Kernel``;
-    ``params`` are its parameters.
+    Memory is ``O(block_size * m)``: the ``n x m`` kernel matrix is never formed. The product
+    is a jitted JAX computation (``jax.lax.map`` over the blocks).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, n_features)
+        Rows of the kernel matrix.
+    V : array-like of shape (m,) or (m, k)
+        The vector or matrix to multiply; cast to the dtype of ``X``.
+    Y : array-like of shape (m, n_features), default=None
+        Columns of the kernel matrix; ``None`` uses ``Y = X``.
+    kernel : str, callable or Kernel, default="rbf"
+        The kernel, as accepted by :func:`get_kernel`.
+    block_size : int, default=1024
+        Number of rows of ``X`` per block.
+    **params
+        Parameters of the kernel (``gamma``, ``degree``, ``coef0``, ...).
+
+    Returns
+    -------
+    KV : jax.Array of shape (n,) or (n, k)
+        The product ``K(X, Y) @ V``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` or ``Y`` is not 2-D, contains NaN or inf, if their numbers of features
+        differ, or if ``kernel`` is not a known name nor a callable.
+    TypeError
+        If ``X`` or ``Y`` does not have a real numeric dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import kernel_matvec, rbf_kernel
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0], [2.0, 0.0]])
+    >>> KV = kernel_matvec(X, np.ones(3), kernel="rbf", block_size=2, gamma=0.5)
+    >>> np.allclose(KV, rbf_kernel(X, gamma=0.5) @ np.ones(3))
+    True
     """
     X, Y, _ = _as_pair(X, Y)
     fn = get_kernel(kernel, **params)
