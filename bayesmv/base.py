@@ -43,8 +43,40 @@ def warn_sampler_trouble(idata, owner, var_names=None, rhat_max=None, notes=(), 
     """Warn (``SamplerWarning``, carrying the convergence report) if an MCMC fit had trouble.
 
     Checked: divergent transitions (``sample_stats.diverging``), non-finite draws, r̂ of
-    ``var_names`` above ``rhat_max`` (default ``RHAT_WARN``; needs >= 2 chains) and the caller's
-    extra ``notes`` (e.g. a DP capacity overflow). Returns the report; silent when all is well.
+    ``var_names`` above ``rhat_max`` (needs >= 2 chains) and the caller's extra ``notes``
+    (e.g. a DP capacity overflow). Silent when all is well. The effective sample size is not
+    checked.
+
+    Parameters
+    ----------
+    idata : xarray.DataTree
+        The fit's ArviZ posterior (with ``sample_stats``).
+    owner : str
+        Who fitted, for the message (the estimator's class name).
+    var_names : list of str, default=None
+        The variables whose r̂ is checked; None checks every variable of the posterior.
+    rhat_max : float, default=None
+        r̂ above this warns; None means ``RHAT_WARN`` (1.1, looser than the 1.01 of
+        ``check_convergence``: the warning flags chains that clearly disagree, not a short run).
+    notes : sequence of str, default=()
+        The caller's own problems (e.g. a DP capacity overflow), added to the report's notes.
+    stacklevel : int, default=3
+        Passed to ``warnings.warn``.
+
+    Returns
+    -------
+    report : bayesmv.diagnostics.ConvergenceReport
+        The convergence report, with ``notes`` added to its notes.
+
+    Raises
+    ------
+    ValueError
+        If a name of ``var_names`` is not in the posterior.
+
+    Warns
+    -----
+    SamplerWarning
+        If any problem is found; its ``report`` attribute holds the report.
     """
     from .diagnostics import check_convergence
 
@@ -273,13 +305,55 @@ class SearchCVMixin:
 
 
 def require_targets(estimator, y):
-    """scikit-learn's message for a supervised estimator fitted without targets."""
+    """Raise scikit-learn's error for a supervised estimator fitted without targets.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The estimator being fitted; its tags say whether it needs targets
+        (``target_tags.required``).
+    y : array-like or None
+        The targets passed to ``fit``.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is None and the estimator requires targets.
+    """
     if y is None and estimator.__sklearn_tags__().target_tags.required:
         raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target y is None")
 
 
 def encode_labels(y):
-    """``classes_`` (sorted unique labels) and integer codes; at least two classes required."""
+    """Encode class labels as integers: the sorted unique labels and each sample's code.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Class labels: integers, integer-valued floats or strings (one type for all).
+
+    Returns
+    -------
+    classes : ndarray of shape (n_classes,)
+        The sorted unique labels (an estimator's ``classes_``).
+    codes : ndarray of shape (n_samples,)
+        Each sample's index into ``classes``.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` cannot be made an array, is not 1-D, is empty, is complex, holds NaN, inf or
+        None, non-integer floats (continuous targets), or fewer than two classes.
+    TypeError
+        If ``y`` mixes label types (e.g. numbers and strings) or its labels cannot be sorted.
+
+    Examples
+    --------
+    >>> from bayesmv.base import encode_labels
+    >>> classes, codes = encode_labels(["b", "a", "b"])
+    >>> classes.tolist(), codes
+    (['a', 'b'], array([1, 0, 1]))
+    """
     try:
         y = np.asarray(y)
     except Exception as exc:  # ragged nested sequences
@@ -321,14 +395,60 @@ def encode_labels(y):
 
 
 def labels_from_scores(classes, scores):
-    """Class labels from decision scores: ``(n,)`` scores pick ``classes[1]`` where positive,
-    ``(n, n_classes)`` scores their arg-max (ties go to the first class)."""
+    """Class labels from decision scores.
+
+    Parameters
+    ----------
+    classes : ndarray of shape (n_classes,)
+        The class labels (an estimator's ``classes_``).
+    scores : array-like of shape (n_samples,) or (n_samples, n_classes)
+        ``(n,)`` scores pick ``classes[1]`` where positive (else ``classes[0]``);
+        ``(n, n_classes)`` scores pick their arg-max (ties go to the first class).
+
+    Returns
+    -------
+    labels : ndarray of shape (n_samples,)
+        The predicted labels, taken from ``classes``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.base import labels_from_scores
+    >>> labels_from_scores(np.array(["a", "b"]), [0.5, -1.0]).tolist()
+    ['b', 'a']
+    >>> labels_from_scores(np.array([0, 1, 2]), [[1, 1, 0], [0, 0, 3]])
+    array([0, 2])
+    """
     scores = np.asarray(scores)
     return classes[(scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)]
 
 
 def one_vs_rest_targets(codes, n_classes):
-    """±1 targets: one column for two classes (+1 = ``classes_[1]``), else one per class."""
+    """±1 targets of the one-vs-rest problems: one column for two classes, else one per class.
+
+    Parameters
+    ----------
+    codes : array-like of shape (n_samples,)
+        Integer class codes (:func:`encode_labels`).
+    n_classes : int
+        Number of classes.
+
+    Returns
+    -------
+    targets : ndarray of shape (n_samples, 1) or (n_samples, n_classes)
+        For two classes one column, +1 for ``classes_[1]`` (code 1); otherwise column ``c`` is +1
+        for class ``c`` and -1 for the rest.
+
+    Examples
+    --------
+    >>> from bayesmv.base import one_vs_rest_targets
+    >>> one_vs_rest_targets([0, 1, 1], 2).ravel()
+    array([-1.,  1.,  1.])
+    >>> one_vs_rest_targets([0, 2, 1], 3)
+    array([[ 1., -1., -1.],
+           [-1., -1.,  1.],
+           [-1.,  1., -1.]])
+    """
     codes = np.asarray(codes)
     if n_classes == 2:
         return np.where(codes == 1, 1.0, -1.0)[:, None]

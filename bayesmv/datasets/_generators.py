@@ -27,13 +27,63 @@ def make_latent_views(
 ):
     """M3LAK-style data: a shared latent ``h ~ N(0, I)``; each view is a noisy linear map of ``h``.
 
-    Labels are a nonlinear function of ``h``: ``"circle"`` (``|h|^2`` above its median), ``"xor"``
-    (sign of ``h_1 h_2``) or ``"cosines"`` (``Σ_k cos(a_kᵀ h)`` above its median, one ``a_k`` per
-    row of ``frequencies``, shape ``(K, n_latent)``: with the default, one slow and one fast wave
-    along the two latent axes, the label's best spectrum has two well-separated modes, ±a_1 and
-    ±a_2), so a linear classifier on the views is near chance while a kernel classifier is not.
-    ``n_features`` is one int or one per view. Returns ``(Xs, y)`` with ``y`` in {0, 1}, and
-    ``(Xs, y, H)`` with the latent ``H`` ``(n_samples, n_latent)`` if ``return_latent``.
+    View ``i`` is ``x^i = W_i h + noise · ε`` with ``W_i`` and ``ε`` standard normal. Labels are
+    a nonlinear function of ``h`` (see ``rule``), so a linear classifier on the views is near
+    chance while a kernel classifier is not.
+
+    Parameters
+    ----------
+    n_samples : int, default=300
+        Number of samples.
+    n_views : int, default=2
+        Number of views.
+    n_latent : int, default=2
+        Dimension of the shared latent ``h``.
+    n_features : int or sequence of int, default=10
+        Features per view: one int for every view, or one per view.
+    noise : float, default=0.1
+        Standard deviation of the Gaussian noise added to each view (``>= 0``).
+    rule : {"circle", "xor", "cosines"}, default="circle"
+        The label: ``"circle"`` (``|h|^2`` above its median), ``"xor"`` (sign of ``h_1 h_2``;
+        needs ``n_latent >= 2``) or ``"cosines"`` (``Σ_k cos(a_kᵀ h)`` above its median, one
+        ``a_k`` per row of ``frequencies``).
+    random_state : int, numpy.random.RandomState, numpy.random.Generator or None, default=0
+        Seed of the draws (:func:`check_random_seed`).
+    frequencies : array-like of shape (K, n_latent), default=((0.5, 0.0), (0.0, 4.0))
+        The ``a_k`` of ``rule="cosines"``. The default, one slow and one fast wave along the two
+        latent axes, gives the label's best spectrum two well-separated modes, ±a_1 and ±a_2.
+    return_latent : bool, default=False
+        Whether to return the latent ``H`` too.
+    seed : int, numpy.random.RandomState, numpy.random.Generator or None, default="deprecated"
+        Deprecated old name of ``random_state``, used instead of it when given (with a
+        ``FutureWarning``).
+
+    Returns
+    -------
+    Xs : list of ndarray of shape (n_samples, n_features_v)
+        The views.
+    y : ndarray of shape (n_samples,)
+        Labels in {0, 1}.
+    H : ndarray of shape (n_samples, n_latent)
+        The latent ``h`` of each sample; returned only when ``return_latent`` is true.
+
+    Raises
+    ------
+    ValueError
+        If a size is not a positive integer, ``noise`` is negative, ``n_features`` has another
+        number of entries than ``n_views``, ``rule`` is unknown, ``rule="xor"`` has
+        ``n_latent < 2``, or (``rule="cosines"``) ``frequencies`` is not a finite
+        ``(K, n_latent)`` array.
+
+    Examples
+    --------
+    >>> from bayesmv.datasets import make_latent_views
+    >>> Xs, y = make_latent_views(n_samples=50, n_features=(3, 4), random_state=0)
+    >>> [X.shape for X in Xs], y.shape, int(y.sum())
+    ([(50, 3), (50, 4)], (50,), 25)
+    >>> Xs, y, H = make_latent_views(n_samples=50, rule="xor", return_latent=True)
+    >>> H.shape
+    (50, 2)
     """
     seed = check_random_seed(random_state, seed, "make_latent_views")
     check_positive("n_samples", n_samples, integer=True)
@@ -76,9 +126,48 @@ def make_latent_views(
 def make_mvml_toy(
     n_samples=100, shear=1.5, angle=np.pi / 3, separation=3.0, random_state=0, seed=SEED_DEPRECATED
 ):
-    """MVML §3.3 toy data: two classes in R^2; view 2 is view 1 after a shear and a rotation.
+    """MVML's toy data (Huusari et al. 2018, §3.3): two classes in R^2, two views.
 
-    Returns ``(Xs, y)`` with ``y`` in {0, 1}.
+    View 2 is view 1 after a shear and a rotation. View 1 holds two Gaussian clouds (unit
+    covariance) centred at ``±separation / 2`` in both coordinates; view 2 is view 1 times
+    ``(R S)ᵀ``, ``S`` the shear ``[[1, shear], [0, 1]]`` and ``R`` the rotation by ``angle``.
+    The classes alternate, 0, 1, 0, ...
+
+    Parameters
+    ----------
+    n_samples : int, default=100
+        Number of samples.
+    shear : float, default=1.5
+        The shear of view 2.
+    angle : float, default=np.pi / 3
+        The rotation of view 2, in radians.
+    separation : float, default=3.0
+        Distance between the class means along each coordinate.
+    random_state : int, numpy.random.RandomState, numpy.random.Generator or None, default=0
+        Seed of the draws (:func:`check_random_seed`).
+    seed : int, numpy.random.RandomState, numpy.random.Generator or None, default="deprecated"
+        Deprecated old name of ``random_state``, used instead of it when given (with a
+        ``FutureWarning``).
+
+    Returns
+    -------
+    Xs : list of ndarray of shape (n_samples, 2)
+        The two views.
+    y : ndarray of shape (n_samples,)
+        Labels in {0, 1}.
+
+    Raises
+    ------
+    ValueError
+        If ``n_samples`` is not a positive integer or ``shear``, ``angle`` or ``separation`` is
+        not a finite number.
+
+    Examples
+    --------
+    >>> from bayesmv.datasets import make_mvml_toy
+    >>> Xs, y = make_mvml_toy(n_samples=6)
+    >>> [X.shape for X in Xs], y
+    ([(6, 2), (6, 2)], array([0, 1, 0, 1, 0, 1]))
     """
     seed = check_random_seed(random_state, seed, "make_mvml_toy")
     check_positive("n_samples", n_samples, integer=True)
@@ -111,13 +200,64 @@ MKC_TOY_GROUPS = ((0, 1), (2, 3, 4))
 
 
 def mkc_toy_weights(rng, n_rows, n_basis):
-    """Rows of a TOY weight matrix ``A`` (§6.1.1, "uniformly distributed"): i.i.d. U[0, 1]."""
+    """Rows of a TOY weight matrix ``A`` (Bhadra et al. 2017, §6.1.1, "uniformly distributed").
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The generator to draw from.
+    n_rows : int
+        Number of rows (the generated samples).
+    n_basis : int
+        Number of columns (the basis points).
+
+    Returns
+    -------
+    A : ndarray of shape (n_rows, n_basis)
+        Entries i.i.d. U[0, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.datasets import mkc_toy_weights
+    >>> A = mkc_toy_weights(np.random.default_rng(0), 3, 2)
+    >>> A.shape, bool(((A >= 0) & (A <= 1)).all())
+    ((3, 2), True)
+    """
     return rng.uniform(0.0, 1.0, (n_rows, n_basis))
 
 
 def mkc_toy_kernel(kernel, X, Y=None):
-    """One TOY view's kernel: ``"linear"``, or a Gaussian of width ``kernel``,
-    ``exp(-‖x−y‖² / (2 w²))`` (see :func:`make_mkc_toy` for the width convention)."""
+    """One TOY view's kernel: linear, or a Gaussian of width ``w``, ``exp(-‖x−y‖² / (2 w²))``.
+
+    See :func:`make_mkc_toy` for the width convention.
+
+    Parameters
+    ----------
+    kernel : "linear" or float
+        ``"linear"``, or the Gaussian's width ``w``.
+    X : ndarray of shape (n_samples_X, n_features)
+        The rows of the kernel matrix.
+    Y : ndarray of shape (n_samples_Y, n_features), default=None
+        The columns; ``X`` when None.
+
+    Returns
+    -------
+    K : ndarray of shape (n_samples_X, n_samples_Y)
+        The kernel matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.datasets import mkc_toy_kernel
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0]])
+    >>> mkc_toy_kernel("linear", X)
+    array([[0., 0.],
+           [0., 1.]])
+    >>> mkc_toy_kernel(1.0, X).round(4)
+    array([[1.    , 0.6065],
+           [0.6065, 1.    ]])
+    """
     if kernel == "linear":
         return np.asarray(linear_kernel(X, Y))
     return np.asarray(rbf_kernel(X, Y, gamma=1.0 / (2.0 * kernel**2)))
@@ -126,9 +266,10 @@ def mkc_toy_kernel(kernel, X, Y=None):
 def make_mkc_toy(
     name="TOYL", n_samples=100, n_basis=10, random_state=0, groups=MKC_TOY_GROUPS, seed=SEED_DEPRECATED
 ):
-    """MKC §6.1.1 TOY data: 5 views of ``n_samples`` points generated from ``n_basis`` basis points.
+    """MKC's TOY data (Bhadra et al. 2017, §6.1.1): five views generated from basis points.
 
-    Literal reading of §6.1.1 (paper 002), sentence by sentence:
+    Each of the 5 views has ``n_samples`` points, generated from ``n_basis`` basis points.
+    Literal reading of Bhadra et al. 2017, §6.1.1, sentence by sentence:
 
     * "We generated the first 10 points (X_B^(m)) for each view, where X_B^(1) and X_B^(2) are
       uniformly distributed in [-1,1]^5 and X_B^(3), X_B^(4) and, X_B^(5) are uniformly distributed
@@ -147,9 +288,44 @@ def make_mkc_toy(
     Because the two weight groups are independent, a sample whose views 1–2 (or 3–5) are all
     deleted keeps no information on its kernel rows there beyond their distribution; under this
     reading Table 1's TOYL values for 2–3 missing views (mean + sd) and several TOYLG1 means lie
-    below what any method can reach (``orphan_floor`` in the benchmark). ``groups`` partitions the
-    five views into those sharing one ``A`` (default: the paper's; ``((0, 1, 2, 3, 4),)`` shares one
-    matrix among all views). Returns ``(Ks, Xs)``.
+    below what any method can reach (``orphan_floor`` in the benchmark).
+
+    Parameters
+    ----------
+    name : {"TOYL", "TOYG1", "TOYG0.1", "TOYLG1"}, default="TOYL"
+        The data set: its views' kernels (:data:`MKC_TOY_KERNELS`).
+    n_samples : int, default=100
+        Number of samples of each view.
+    n_basis : int, default=10
+        Number of basis points, the first samples of each view (at most ``n_samples``).
+    random_state : int, numpy.random.RandomState, numpy.random.Generator or None, default=0
+        Seed of the draws (:func:`check_random_seed`).
+    groups : tuple of tuple of int, default=((0, 1), (2, 3, 4))
+        A partition of the five views into those sharing one ``A`` (default: the paper's,
+        :data:`MKC_TOY_GROUPS`; ``((0, 1, 2, 3, 4),)`` shares one matrix among all views).
+    seed : int, numpy.random.RandomState, numpy.random.Generator or None, default="deprecated"
+        Deprecated old name of ``random_state``, used instead of it when given (with a
+        ``FutureWarning``).
+
+    Returns
+    -------
+    Ks : list of ndarray of shape (n_samples, n_samples)
+        The five views' kernel matrices.
+    Xs : list of ndarray of shape (n_samples, n_features_v)
+        The five views (5, 5, 10, 10 and 10 features).
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown, ``n_samples`` or ``n_basis`` is not a positive integer,
+        ``n_basis > n_samples``, or ``groups`` does not partition the views 0..4.
+
+    Examples
+    --------
+    >>> from bayesmv.datasets import make_mkc_toy
+    >>> Ks, Xs = make_mkc_toy("TOYLG1", n_samples=20, n_basis=4)
+    >>> [K.shape for K in Ks][0], [X.shape[1] for X in Xs]
+    ((20, 20), [5, 5, 10, 10, 10])
     """
     seed = check_random_seed(random_state, seed, "make_mkc_toy")
     if name not in MKC_TOY_KERNELS:
@@ -171,11 +347,44 @@ def make_mkc_toy(
 
 
 def make_multitask(n_samples=5000, n_tasks=10, n_features=20, random_state=0, seed=SEED_DEPRECATED):
-    """ONORMA §5 synthetic multi-task data (Evgeniou et al. 2005).
+    """ONORMA's synthetic multi-task data (Audiffren and Kadri 2013, §5; Evgeniou et al. 2005).
 
-    ``x ~ U[0, 1]^20``, ``φ(x) = (x1², x4², x1 x2, x3 x5, x2, x4, 1)``, task weights
-    ``w^i ~ N(0, diag(0.5, 0.25, 0.1, 0.05, 0.15, 0.1, 0.15))``, outputs ``y^i = w^i · φ(x)``.
-    Returns ``(X, Y)`` with ``Y`` of shape ``(n_samples, n_tasks)``.
+    ``x ~ U[0, 1]^20`` (``n_features`` in general), ``φ(x) = (x1², x4², x1 x2, x3 x5, x2, x4,
+    1)``, task weights ``w^i ~ N(0, diag(0.5, 0.25, 0.1, 0.05, 0.15, 0.1, 0.15))``, outputs
+    ``y^i = w^i · φ(x)``.
+
+    Parameters
+    ----------
+    n_samples : int, default=5000
+        Number of samples.
+    n_tasks : int, default=10
+        Number of tasks (outputs).
+    n_features : int, default=20
+        Number of input features (at least 5; only the first five enter ``φ``).
+    random_state : int, numpy.random.RandomState, numpy.random.Generator or None, default=0
+        Seed of the draws (:func:`check_random_seed`).
+    seed : int, numpy.random.RandomState, numpy.random.Generator or None, default="deprecated"
+        Deprecated old name of ``random_state``, used instead of it when given (with a
+        ``FutureWarning``).
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+        The inputs.
+    Y : ndarray of shape (n_samples, n_tasks)
+        The outputs, one column per task.
+
+    Raises
+    ------
+    ValueError
+        If a size is not a positive integer or ``n_features < 5``.
+
+    Examples
+    --------
+    >>> from bayesmv.datasets import make_multitask
+    >>> X, Y = make_multitask(n_samples=100, n_tasks=3)
+    >>> X.shape, Y.shape
+    ((100, 20), (100, 3))
     """
     seed = check_random_seed(random_state, seed, "make_multitask")
     check_positive("n_samples", n_samples, integer=True)

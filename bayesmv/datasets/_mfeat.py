@@ -14,9 +14,33 @@ MFEAT_VIEWS = ("fou", "fac", "kar", "pix", "zer", "mor")
 def load_mfeat(views=None):
     """Load the embedded mfeat digits: 2000 samples, 10 classes, six views.
 
-    ``views`` selects views by name (``"fou"``, ``"fac"``, ``"kar"``, ``"pix"``, ``"zer"``,
-    ``"mor"``) or index, in the order given; default all six. Returns ``(Xs, y)``: a list of
-    float64 arrays and integer labels 0..9. No network access.
+    The UCI Multiple Features data (van Breukelen et al. 1998), bundled with the package: no
+    network access.
+
+    Parameters
+    ----------
+    views : sequence of str or int, default=None
+        The views to load, by name (``"fou"``, ``"fac"``, ``"kar"``, ``"pix"``, ``"zer"``,
+        ``"mor"``: :data:`MFEAT_VIEWS`) or index, in the order given; default all six.
+
+    Returns
+    -------
+    Xs : list of ndarray of shape (2000, n_features_v)
+        The selected views, float64.
+    y : ndarray of shape (2000,)
+        Integer labels 0..9.
+
+    Raises
+    ------
+    ValueError
+        If a view is unknown or ``views`` selects none.
+
+    Examples
+    --------
+    >>> from bayesmv.datasets import load_mfeat
+    >>> Xs, y = load_mfeat(views=["fou", 2])
+    >>> [X.shape for X in Xs], y.shape, int(y.max())
+    ([(2000, 76), (2000, 64)], (2000,), 9)
     """
     selected = list(MFEAT_VIEWS) if views is None else list(views)
     names = []

@@ -13,7 +13,50 @@ __all__ = ["MultiViewStandardScaler", "drop_views", "standardize_views", "train_
 def train_test_split_views(Xs, y, test_size=0.25, random_state=0, stratify=True, seed=SEED_DEPRECATED):
     """Split every view and ``y`` with one shared random partition (stratified by ``y`` by default).
 
-    Returns ``Xs_train, Xs_test, y_train, y_test``.
+    The samples are split by scikit-learn's ``train_test_split``; missing views (all-NaN rows)
+    are allowed.
+
+    Parameters
+    ----------
+    Xs : list of array-like of shape (n_samples, n_features_v)
+        The views.
+    y : array-like of shape (n_samples,)
+        Labels or targets.
+    test_size : float or int, default=0.25
+        The test share (float) or number of test samples (int), as in ``train_test_split``.
+    random_state : int, numpy.random.RandomState, numpy.random.Generator or None, default=0
+        Seed of the partition (:func:`check_random_seed`).
+    stratify : bool, default=True
+        Whether to stratify the partition by ``y``.
+    seed : int, numpy.random.RandomState, numpy.random.Generator or None, default="deprecated"
+        Deprecated old name of ``random_state``, used instead of it when given (with a
+        ``FutureWarning``).
+
+    Returns
+    -------
+    Xs_train : list of ndarray of shape (n_train, n_features_v)
+        The training rows of every view.
+    Xs_test : list of ndarray of shape (n_test, n_features_v)
+        The test rows of every view.
+    y_train : ndarray of shape (n_train,)
+        The training labels.
+    y_test : ndarray of shape (n_test,)
+        The test labels.
+
+    Raises
+    ------
+    ValueError
+        If the views or ``y`` are invalid (:func:`check_views`), or ``train_test_split``
+        rejects the split.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.datasets import train_test_split_views
+    >>> Xs = [np.arange(12.0).reshape(6, 2), np.arange(6.0).reshape(6, 1)]
+    >>> Xs_train, Xs_test, y_train, y_test = train_test_split_views(Xs, [0, 1] * 3, test_size=2)
+    >>> [X.shape for X in Xs_train], [X.shape for X in Xs_test], y_test
+    ([(4, 2), (4, 1)], [(2, 2), (2, 1)], array([0, 1]))
     """
     seed = check_random_seed(random_state, seed, "train_test_split_views")
     Xs, y = check_views(Xs, y, allow_missing=True)
@@ -50,7 +93,44 @@ class MultiViewStandardScaler:
 
 
 def standardize_views(Xs_train, Xs_test=None):
-    """Standardise each view with the training means/scales; returns train (and test) views."""
+    """Standardise each view with the training views' means and scales.
+
+    The statistics are those of :class:`MultiViewStandardScaler` fitted on ``Xs_train``: per
+    feature, over the observed rows (missing rows stay NaN; a constant feature keeps scale 1).
+
+    Parameters
+    ----------
+    Xs_train : list of array-like of shape (n_train, n_features_v)
+        The training views, which give the means and scales.
+    Xs_test : list of array-like of shape (n_test, n_features_v), default=None
+        Views standardised with the training statistics.
+
+    Returns
+    -------
+    Xs_train : list of ndarray of shape (n_train, n_features_v)
+        The standardised training views; alone when ``Xs_test`` is None.
+    Xs_test : list of ndarray of shape (n_test, n_features_v)
+        The standardised test views; returned (as a tuple after ``Xs_train``) only when
+        ``Xs_test`` is given.
+
+    Raises
+    ------
+    ValueError
+        If the views are invalid (:func:`check_views`) or the test views have other feature
+        counts than the training views.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.datasets import standardize_views
+    >>> Xs = [np.array([[0.0, 1.0], [2.0, 3.0]]), np.array([[1.0], [3.0]])]
+    >>> train, test = standardize_views(Xs, [np.ones((1, 2)), np.ones((1, 1))])
+    >>> train[0]
+    array([[-1., -1.],
+           [ 1.,  1.]])
+    >>> test[1]
+    array([[-1.]])
+    """
     scaler = MultiViewStandardScaler().fit(Xs_train)
     out = scaler.transform(Xs_train)
     return out if Xs_test is None else (out, scaler.transform(Xs_test))
@@ -59,7 +139,43 @@ def standardize_views(Xs_train, Xs_test=None):
 def drop_views(Xs, fraction, random_state=0, n_missing=1, seed=SEED_DEPRECATED):
     """Remove ``n_missing`` whole views from a random ``fraction`` of the samples (NaN rows).
 
-    Every sample keeps at least one view (``n_missing < n_views``). Returns new arrays.
+    Every sample keeps at least one view (``n_missing < n_views``): a chosen sample already
+    missing views loses at most all but one of those it has.
+
+    Parameters
+    ----------
+    Xs : list of array-like of shape (n_samples, n_features_v)
+        The views; all-NaN rows (missing views) are allowed.
+    fraction : float
+        The share of samples, in [0, 1], that lose views (``round(fraction * n_samples)``
+        samples).
+    random_state : int, numpy.random.RandomState, numpy.random.Generator or None, default=0
+        Seed of the choice of samples and views (:func:`check_random_seed`).
+    n_missing : int, default=1
+        How many views each chosen sample loses, in ``[1, n_views - 1]``.
+    seed : int, numpy.random.RandomState, numpy.random.Generator or None, default="deprecated"
+        Deprecated old name of ``random_state``, used instead of it when given (with a
+        ``FutureWarning``).
+
+    Returns
+    -------
+    Xs : list of ndarray of shape (n_samples, n_features_v)
+        New arrays (the inputs are not changed), the removed views as all-NaN rows.
+
+    Raises
+    ------
+    ValueError
+        If the views are invalid (:func:`check_views`), ``fraction`` lies outside [0, 1] or
+        ``n_missing`` outside ``[1, n_views - 1]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.datasets import drop_views, observed_mask
+    >>> Xs = [np.ones((6, 2)), np.ones((6, 1))]
+    >>> observed = observed_mask(drop_views(Xs, fraction=0.5, random_state=0))
+    >>> observed.sum(axis=1), bool(observed.any(axis=0).all())
+    (array([3, 6]), True)
     """
     seed = check_random_seed(random_state, seed, "drop_views")
     Xs = check_views(Xs, allow_missing=True)

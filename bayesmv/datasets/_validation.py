@@ -43,12 +43,57 @@ def _as_numeric(arr, what):
 
 
 def is_view_list(Xs):
-    """Whether ``Xs`` is a list (or tuple) of views, each 2-D, rather than one view's rows."""
+    """Whether ``Xs`` is a list (or tuple) of views, each 2-D, rather than one view's rows.
+
+    Parameters
+    ----------
+    Xs : object
+        A candidate multi-view data set.
+
+    Returns
+    -------
+    is_list : bool
+        True when ``Xs`` is a non-empty list or tuple whose first entry is 2-D; False for one
+        2-D array or a list of rows (a single view).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.datasets import is_view_list
+    >>> is_view_list([np.zeros((2, 3)), np.zeros((2, 1))])
+    True
+    >>> is_view_list(np.zeros((2, 3))), is_view_list([[1, 2], [3, 4]])
+    (False, False)
+    """
     return isinstance(Xs, (list, tuple)) and len(Xs) > 0 and _ndim(Xs[0]) == 2
 
 
 def reject_sparse(X, what="X"):
-    """``TypeError`` for a scipy.sparse matrix or array: every method here needs dense arrays."""
+    """Reject a scipy.sparse matrix or array: every method here needs dense arrays.
+
+    Parameters
+    ----------
+    X : object
+        The input to check; anything with a ``tocsr`` method counts as sparse.
+    what : str, default="X"
+        The input's name, for the message.
+
+    Raises
+    ------
+    TypeError
+        If ``X`` is a scipy.sparse matrix or array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import sparse
+    >>> from bayesmv.datasets import reject_sparse
+    >>> reject_sparse(np.eye(2))  # dense: nothing happens
+    >>> reject_sparse(sparse.eye(2))
+    Traceback (most recent call last):
+        ...
+    TypeError: sparse input is not supported; X must be dense (use .toarray())
+    """
     if hasattr(X, "tocsr"):
         raise TypeError(f"sparse input is not supported; {what} must be dense (use .toarray())")
 
@@ -80,27 +125,62 @@ def check_views(
 ):
     """Validate a multi-view data set and return it as a list of float arrays (and ``y``).
 
+    Every estimator checks its input with this function: one multi-view format, one set of
+    errors. Each view must be numeric, real, 2-D, with at least one sample and one feature, and
+    all views must have the same number of samples.
+
     Parameters
     ----------
-    Xs : list of array-like, each ``(n_samples, n_features_v)``, a ``MultiViewArray``, or one 2-D array
+    Xs : list of array-like of shape (n_samples, n_features_v), MultiViewArray or array-like
         The views; one 2-D array (or a list of rows, as scikit-learn passes it) is a single view.
         A sample missing from a view is an all-NaN row of that view (only with
         ``allow_missing=True``).
-    y : array-like of shape ``(n_samples,)``, optional
-        Labels or targets; must be finite when numeric.
-    allow_missing : bool
+    y : array-like of shape (n_samples,), default=None
+        Labels or targets; must be finite when numeric. A column vector is raveled with a
+        warning (:func:`check_label_vector`).
+    allow_missing : bool, default=False
         Whether all-NaN rows (missing views) are allowed. Partially-NaN rows, ``inf``, a sample
         missing from every view and a view missing for every sample are always errors.
-    n_features : sequence of int, optional
+    n_features : sequence of int, default=None
         Expected feature count of each view (pass the fitted estimator's counts at predict time).
-    min_views : int
+    min_views : int, default=1
         Minimum number of views the caller needs.
-    owner : str
+    dtype : data-type, default=np.float64
+        The dtype of the returned views.
+    name : str, default="Xs"
+        The name of ``Xs`` in the messages.
+    owner : str, default="the estimator"
         Who checks, for the messages (the estimator's class name).
 
     Returns
     -------
-    Xs : list of ``np.ndarray`` of ``dtype``; and ``y`` as ``np.ndarray`` if given.
+    views : list of ndarray of shape (n_samples, n_features_v)
+        The views as arrays of ``dtype``.
+    y : ndarray of shape (n_samples,)
+        ``y`` as a 1-D array; returned (after ``views``, as a tuple) only when ``y`` is given.
+
+    Raises
+    ------
+    ValueError
+        If a view is not 2-D, is empty, ragged or complex, contains ``inf`` or NaN that is not
+        a whole missing row (or any NaN without ``allow_missing``), if the views differ in their number of
+        samples, if there are fewer than ``min_views`` views or a different number of views or
+        features than ``n_features``, if a sample is missing from every view or a view from
+        every sample, or if ``y`` is not 1-D, has another length or holds NaN or inf.
+    TypeError
+        If ``Xs`` is sparse or a view is not numeric (strings, dates, objects).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.datasets import check_views
+    >>> views, y = check_views([[[1, 2], [3, 4]], np.ones((2, 1))], [0, 1])
+    >>> [X.shape for X in views], views[0].dtype, y
+    ([(2, 2), (2, 1)], dtype('float64'), array([0, 1]))
+    >>> check_views([np.ones((2, 2)), np.ones((3, 1))])
+    Traceback (most recent call last):
+        ...
+    ValueError: all views in Xs must have the same number of samples, got [2, 3]
     """
     single = not isinstance(Xs, MultiViewArray) and _is_single_view(Xs)
     if isinstance(Xs, MultiViewArray):
@@ -192,8 +272,38 @@ def _is_label_array(y):
 
 
 def check_label_vector(y):
-    """``y`` as a 1-D array: a column vector is raveled with scikit-learn's
-    ``DataConversionWarning``, any other shape is an error naming ``y``."""
+    """``y`` as a 1-D array: a column vector is raveled with scikit-learn's ``DataConversionWarning``.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,) or (n_samples, 1)
+        Labels or targets.
+
+    Returns
+    -------
+    y : ndarray of shape (n_samples,)
+        ``y`` as a 1-D array.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` has any other shape (the message names ``y``).
+
+    Warns
+    -----
+    DataConversionWarning
+        If ``y`` is a column vector ``(n_samples, 1)``.
+
+    Examples
+    --------
+    >>> from bayesmv.datasets import check_label_vector
+    >>> check_label_vector([1, 0, 1])
+    array([1, 0, 1])
+    >>> check_label_vector([[1, 0], [0, 1]])
+    Traceback (most recent call last):
+        ...
+    ValueError: y must be 1-D (n_samples,), got shape (2, 2)
+    """
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         return column_or_1d(y, warn=True)
@@ -203,8 +313,33 @@ def check_label_vector(y):
 
 
 def check_targets(Y, name="y"):
-    """Regression targets as a float array ``(n,)`` or ``(n, n_outputs)``: a numeric dtype (not
-    object), real, finite."""
+    """Regression targets as a float array ``(n,)`` or ``(n, n_outputs)``: numeric, real, finite.
+
+    Parameters
+    ----------
+    Y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        The targets; a numeric dtype (not object).
+    name : str, default="y"
+        The targets' name, for the messages.
+
+    Returns
+    -------
+    Y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        The targets as float64.
+
+    Raises
+    ------
+    ValueError
+        If ``Y`` is complex, not numeric (strings, objects), not 1-D or 2-D, or holds NaN or inf.
+
+    Examples
+    --------
+    >>> from bayesmv.datasets import check_targets
+    >>> check_targets([1, 2])
+    array([1., 2.])
+    >>> check_targets([[1, 2], [3, 4]]).shape
+    (2, 2)
+    """
     Y = np.asarray(Y)
     if Y.dtype.kind == "c":
         raise ValueError(
@@ -221,7 +356,34 @@ def check_targets(Y, name="y"):
 
 
 def observed_mask(Xs):
-    """Boolean ``(n_views, n_samples)``: True where the sample is observed in the view."""
+    """Which samples each view observes: True where the sample's row is not all NaN.
+
+    Parameters
+    ----------
+    Xs : list of array-like of shape (n_samples, n_features_v)
+        The views; a missing sample is an all-NaN row of its view.
+
+    Returns
+    -------
+    observed : ndarray of bool of shape (n_views, n_samples)
+        True where the sample is observed in the view.
+
+    Raises
+    ------
+    ValueError
+        If a view is not 2-D or is complex.
+    TypeError
+        If a view is not numeric.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.datasets import observed_mask
+    >>> X0 = np.array([[1.0, 2.0], [np.nan, np.nan]])
+    >>> observed_mask([X0, np.ones((2, 1))])
+    array([[ True, False],
+           [ True,  True]])
+    """
     masks = []
     for v, X in enumerate(Xs):
         X = _as_numeric(X, f"Xs[{v}]")
@@ -232,7 +394,40 @@ def observed_mask(Xs):
 
 
 def check_positive(name, value, allow_zero=False, integer=False):
-    """Raise ``ValueError`` naming ``name`` unless ``value`` is a finite positive (or >= 0) number."""
+    """Raise ``ValueError`` naming ``name`` unless ``value`` is a finite positive (or >= 0) number.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, for the message.
+    value : object
+        The value to check; booleans are not numbers here.
+    allow_zero : bool, default=False
+        Whether 0 is allowed (``>= 0`` instead of ``> 0``).
+    integer : bool, default=False
+        Whether ``value`` must be an integer.
+
+    Returns
+    -------
+    value : int or float
+        ``value``, unchanged.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a finite number (an integer with ``integer=True``), or is negative,
+        or is 0 without ``allow_zero``.
+
+    Examples
+    --------
+    >>> from bayesmv.datasets import check_positive
+    >>> check_positive("n_samples", 3, integer=True)
+    3
+    >>> check_positive("noise", 0.0)
+    Traceback (most recent call last):
+        ...
+    ValueError: noise must be > 0, got 0.0
+    """
     kind = numbers.Integral if integer else numbers.Real
     if isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value):
         raise ValueError(f"{name} must be a finite {'integer' if integer else 'number'}, got {value!r}")
@@ -246,9 +441,46 @@ SEED_DEPRECATED = "deprecated"
 
 
 def check_random_seed(random_state, seed=SEED_DEPRECATED, owner="random_state"):
-    """The integer seed behind scikit-learn's ``random_state``: an int ``>= 0`` as it is, a draw
-    from a ``np.random.RandomState`` or ``Generator``, fresh entropy for ``None``. ``seed``, the
-    old name, is used instead when given, with a ``FutureWarning``."""
+    """The integer seed behind scikit-learn's ``random_state``.
+
+    An int ``>= 0`` is returned as it is, a ``np.random.RandomState`` or ``Generator`` gives a
+    draw from it, and ``None`` fresh entropy. ``seed``, the old name, is used instead when given,
+    with a ``FutureWarning``.
+
+    Parameters
+    ----------
+    random_state : int, numpy.random.RandomState, numpy.random.Generator or None
+        scikit-learn's ``random_state``.
+    seed : int, numpy.random.RandomState, numpy.random.Generator or None, default="deprecated"
+        The deprecated old name of ``random_state``; ``"deprecated"`` (:data:`SEED_DEPRECATED`)
+        means not given.
+    owner : str, default="random_state"
+        Who asks, for the warning (the function or estimator's name).
+
+    Returns
+    -------
+    seed : int
+        A seed ``>= 0`` (below ``2**31 - 1`` when drawn from a generator).
+
+    Raises
+    ------
+    ValueError
+        If ``random_state`` (or ``seed``) is of another type (a bool included) or negative.
+
+    Warns
+    -----
+    FutureWarning
+        If ``seed`` is given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.datasets import check_random_seed
+    >>> check_random_seed(7)
+    7
+    >>> 0 <= check_random_seed(np.random.default_rng(0)) < 2**31
+    True
+    """
     if not (isinstance(seed, str) and seed == SEED_DEPRECATED):
         warnings.warn(
             f"{owner}: 'seed' is deprecated and will be removed; use 'random_state'",

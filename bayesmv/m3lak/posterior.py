@@ -35,12 +35,37 @@ _PREDICT_KEYS = ("beta", "omega", "tau")
 
 
 def procrustes_rotations(Ws, n_iter=3):
-    """Orthogonal ``Q_s`` ``(S, m, m)`` rotating each draw's stacked loadings ``[W_1; …; W_V] Q_s``
-    closest (Frobenius) to one reference: orthogonal Procrustes, ``Q_s = U Vᵀ`` from the SVD of
-    ``W_sᵀ R``, with ``R`` the last draw, then ``n_iter - 1`` times the mean of the aligned draws.
+    """Orthogonal rotations that turn every draw's latent axes to one reference (Procrustes).
+
+    ``Q_s`` rotates draw ``s``'s stacked loadings ``[W_1; …; W_V] Q_s`` closest (Frobenius) to
+    one reference: orthogonal Procrustes, ``Q_s = U Vᵀ`` from the SVD of ``W_sᵀ R``, with ``R``
+    the last draw, then ``n_iter - 1`` times the mean of the aligned draws.
 
     The likelihood is invariant under ``(H, W_i, Ω) → (H Q, W_i Q, Ω Q)`` (``ωᵀh`` and ``W h``
-    unchanged), so aligned draws give the same decision values. ``Ws``: per view ``(S, D_i, m)``."""
+    unchanged), so aligned draws give the same decision values.
+
+    Parameters
+    ----------
+    Ws : list of array-like of shape (S, D_i, m)
+        Per view, the draws of its loadings ``W_i``.
+    n_iter : int, default=3
+        Number of alignments: the first to the last draw, the others to the mean of the
+        aligned draws.
+
+    Returns
+    -------
+    Q : ndarray of shape (S, m, m)
+        One orthogonal ``Q_s`` per draw.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.m3lak import procrustes_rotations
+    >>> rng = np.random.default_rng(0)
+    >>> Q = procrustes_rotations([rng.normal(size=(4, 5, 2)), rng.normal(size=(4, 3, 2))])
+    >>> Q.shape, np.allclose(Q @ Q.transpose(0, 2, 1), np.eye(2))
+    ((4, 2, 2), True)
+    """
     W = np.concatenate([np.asarray(Wi) for Wi in Ws], axis=1)
     ref = W[-1]
     for _ in range(n_iter):
@@ -51,10 +76,28 @@ def procrustes_rotations(Ws, n_iter=3):
 
 
 def align_latent_axes(samples, n_views):
-    """Draws ``(chain, draw, ...)`` turned to one orientation of the shared latent space
-    (:func:`procrustes_rotations` over all chains): ``W_i Q``, ``Ω Q``, and ``r`` as the precisions
-    of the rotated columns, ``r'_j = 1 / Σ_k Q_kj² / r_k`` (a permutation of ``r`` when ``Q`` is a
-    signed permutation). Other variables are returned as they are. Returns ``(aligned, Q)``."""
+    """Draws ``(chain, draw, ...)`` turned to one orientation of the shared latent space.
+
+    The rotations are :func:`procrustes_rotations` over all chains: ``W_i Q``, ``Ω Q``, and
+    ``r`` as the precisions of the rotated columns, ``r'_j = 1 / Σ_k Q_kj² / r_k`` (a
+    permutation of ``r`` when ``Q`` is a signed permutation). Other variables are returned as
+    they are.
+
+    Parameters
+    ----------
+    samples : dict of str to array-like
+        The draws by name, each ``(chain, draw, ...)``; needs ``"omega"`` ``(chain, draw, M,
+        m)``, ``"r"`` ``(chain, draw, V, m)`` and ``"W_0"``, … ``(chain, draw, D_i, m)``.
+    n_views : int
+        Number of views ``V``.
+
+    Returns
+    -------
+    aligned : dict of str to ndarray
+        The draws, same names and shapes, the latent axes aligned.
+    Q : ndarray of shape (chain, draw, m, m)
+        The rotation of each draw.
+    """
     chains, draws = np.asarray(samples["omega"]).shape[:2]
     flat = {k: np.asarray(v).reshape((chains * draws,) + np.shape(v)[2:]) for k, v in samples.items()}
     Q = procrustes_rotations([flat[f"W_{i}"] for i in range(n_views)])
@@ -68,9 +111,32 @@ def align_latent_axes(samples, n_views):
 
 
 def replicate_labels(decision, likelihood, rng):
-    """Posterior predictive replicates ``y_rep ∈ {-1, +1}`` of the training labels, one per draw of
-    the decision values: ``P(y_rep = 1) = σ(f)`` (logistic); ``sign(f)`` for the hinge, whose
-    pseudo-likelihood is no distribution over ``y`` (its ``predict_proba`` is the same vote)."""
+    """Posterior predictive replicates ``y_rep ∈ {-1, +1}`` of the training labels, one per draw.
+
+    ``P(y_rep = 1) = σ(f)`` (logistic); ``sign(f)`` for the hinge, whose pseudo-likelihood is
+    no distribution over ``y`` (its ``predict_proba`` is the same vote).
+
+    Parameters
+    ----------
+    decision : array-like of shape (..., N)
+        Draws of the decision values ``f`` (e.g. ``(chain, draw, N)``).
+    likelihood : {"hinge", "logistic"}
+        The model's likelihood.
+    rng : numpy.random.Generator
+        The generator of the logistic replicates (unused for the hinge).
+
+    Returns
+    -------
+    y_rep : ndarray of shape (..., N)
+        The replicates, ±1.0, one per draw of ``f``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.m3lak import replicate_labels
+    >>> replicate_labels([[-1.0, 2.0]], "hinge", np.random.default_rng(0))
+    array([[-1.,  1.]])
+    """
     decision = np.asarray(decision)
     if likelihood == "logistic":
         return np.where(rng.random(decision.shape) < expit(decision), 1.0, -1.0)
@@ -78,11 +144,42 @@ def replicate_labels(decision, likelihood, rng):
 
 
 def posterior_dims(n_samples, n_features_per_view, n_frequencies, n_latent, n_view_latent, noise="view"):
-    """``(coords, dims)`` naming every M3LAK draw's axes for ``az.from_dict``: ``obs_id``
-    (training points), ``view``, ``feature_i`` (view i's features), ``latent`` (shared, m),
-    ``view_latent`` (per view, K), ``frequency`` (M), ``rff_feature`` (``cos_j``, ``sin_j``,
-    ``bias``: the 2M + 1 entries of β), ``dp_component``; with ``noise="feature"`` τ's axis is
-    ``view_feature`` (``"i:d"``, feature d of view i)."""
+    """Coordinates and dimension names of every M3LAK draw's axes, for ``az.from_dict``.
+
+    The dimensions: ``obs_id`` (training points), ``view``, ``feature_i`` (view i's features),
+    ``latent`` (shared, m), ``view_latent`` (per view, K), ``frequency`` (M), ``rff_feature``
+    (``cos_j``, ``sin_j``, ``bias``: the 2M + 1 entries of β), ``dp_component``; with
+    ``noise="feature"`` τ's axis is ``view_feature`` (``"i:d"``, feature d of view i).
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of training points ``N``.
+    n_features_per_view : sequence of int
+        Each view's number of features ``D_i``.
+    n_frequencies : int
+        Number of frequencies ``M``.
+    n_latent : int
+        Dimension ``m`` of the shared latent space.
+    n_view_latent : int
+        Dimension ``K`` of each view's own latent space.
+    noise : {"view", "feature"}, default="view"
+        One noise precision per view or per feature.
+
+    Returns
+    -------
+    coords : dict of str to array-like
+        The coordinates of each dimension (``dp_component`` has none).
+    dims : dict of str to list of str
+        The dimensions of each variable, after ``(chain, draw)``.
+
+    Examples
+    --------
+    >>> from bayesmv.m3lak import posterior_dims
+    >>> coords, dims = posterior_dims(3, [2, 1], 4, 2, 1)
+    >>> dims["W_1"], coords["rff_feature"][-1], dims["tau"]
+    (['feature_1', 'latent'], 'bias', ['view'])
+    """
     M = n_frequencies
     coords = {
         "obs_id": np.arange(n_samples),
@@ -129,8 +226,25 @@ def _stack_inference_data(idatas, classes):
 
 
 def checked_samples(post, k):
-    """The draws of a ``run_m3lak`` result as NumPy arrays; a non-finite draw raises, naming the
-    variable and the one-vs-rest problem ``k``."""
+    """The draws of a ``run_m3lak`` result as NumPy arrays, checked to be finite.
+
+    Parameters
+    ----------
+    post : bayesmv.inference.M3LAKPosterior
+        The result of ``run_m3lak``.
+    k : int
+        The one-vs-rest problem's index, for the message.
+
+    Returns
+    -------
+    samples : dict of str to ndarray
+        The draws by name, ``(chain, draw, ...)``.
+
+    Raises
+    ------
+    FloatingPointError
+        If a draw is not finite, naming the variable and the one-vs-rest problem ``k``.
+    """
     samples = {name: np.asarray(val) for name, val in post.samples.items()}
     for name, val in samples.items():
         if val.dtype.kind == "f" and not np.isfinite(val).all():
@@ -142,8 +256,25 @@ def checked_samples(post, k):
 
 
 def dp_overflow_notes(post, k, n_problems, dp_capacity):
-    """A note for the fit's warnings when a chain of problem ``k`` needed more DP components
-    than ``dp_capacity`` (the spectral mixture was truncated); none otherwise."""
+    """A note for the fit's warnings when a chain needed more DP components than ``dp_capacity``.
+
+    Parameters
+    ----------
+    post : bayesmv.inference.M3LAKPosterior
+        The result of ``run_m3lak`` for problem ``k``.
+    k : int
+        The one-vs-rest problem's index.
+    n_problems : int
+        Number of one-vs-rest problems (the note names ``k`` when there are several).
+    dp_capacity : int
+        The DP truncation, for the note.
+
+    Returns
+    -------
+    notes : list of str
+        One note when a chain of problem ``k`` needed more components than ``dp_capacity``
+        (the spectral mixture was truncated); empty otherwise.
+    """
     if not np.any(np.asarray(post.last_state.latent.dp.overflow)):
         return []
     where = "" if n_problems == 1 else f" (one-vs-rest problem {k})"
@@ -154,12 +285,40 @@ def dp_overflow_notes(post, k, n_problems, dp_capacity):
 
 
 def posterior_outputs(raw, stats, Zs, targets, config, likelihood, random_seed, classes):
-    """``(posterior_draws, inference_data)`` from the per-problem draws ``raw`` and sampler
-    statistics ``stats`` on the standardised training views ``Zs`` and ±1 ``targets`` (one column
-    per problem): the flattened draws the predictive needs, and the ArviZ posterior with latent
-    axes aligned (:func:`align_latent_axes`), pointwise log-likelihood, replicated labels
-    (drawn with ``[random_seed, k]``), the observed-view mask and named dimensions, stacked
-    along ``ovr_class`` (labelled with ``classes``) for several problems."""
+    """The flattened draws the predictive needs and the ArviZ posterior of a fit.
+
+    The ArviZ posterior has latent axes aligned (:func:`align_latent_axes`), pointwise
+    log-likelihood, replicated labels (drawn with ``[random_seed, k]``), the observed-view mask
+    and named dimensions, stacked along ``ovr_class`` (labelled with ``classes``) for several
+    problems.
+
+    Parameters
+    ----------
+    raw : list of dict of str to ndarray
+        Per one-vs-rest problem, the draws ``(chain, draw, ...)``.
+    stats : list of dict of str to ndarray
+        Per problem, the sampler statistics.
+    Zs : list of ndarray of shape (N, D_i)
+        The standardised training views, NaN rows for missing views.
+    targets : ndarray of shape (N, n_problems)
+        The ±1 targets, one column per problem.
+    config : M3LAKConfig
+        The model's settings.
+    likelihood : {"hinge", "logistic"}
+        The model's likelihood, for the replicated labels.
+    random_seed : int
+        Seed of the replicated labels.
+    classes : array-like of shape (n_problems,)
+        The labels of the ``ovr_class`` coordinate (used with several problems).
+
+    Returns
+    -------
+    posterior_draws : list of dict of str to ndarray
+        Per problem, the draws the predictive needs (``W_i``, ``V_i``, ``beta``, ``omega``,
+        ``tau``), chains flattened: each ``(chain * draw, ...)``.
+    inference_data : xarray.DataTree
+        The ArviZ posterior.
+    """
     n_views = len(Zs)
     coords, dims = posterior_dims(
         len(targets),
@@ -204,10 +363,41 @@ class ProblemRun(NamedTuple):
 
 
 def sample_problems(Zs, targets, config, num_samples, run_kwargs, random_states=None, init_states=None):
-    """``run_m3lak`` for every column of ``targets`` (one-vs-rest problems), ``num_samples``
-    draws each: fresh chains seeded by ``random_states``, or chains continued from
-    ``init_states`` (no warm-up). Returns the :class:`ProblemRun` of each and the notes on DP
-    truncation."""
+    """Run ``run_m3lak`` for every column of ``targets`` (one-vs-rest problems).
+
+    Each gets ``num_samples`` draws: fresh chains seeded by ``random_states``, or chains
+    continued from ``init_states`` (no warm-up). ``run_m3lak`` is looked up on
+    ``bayesmv.inference`` at each call, so that a wrapper of it sees the call.
+
+    Parameters
+    ----------
+    Zs : list of ndarray of shape (N, D_i)
+        The standardised training views, NaN rows for missing views.
+    targets : ndarray of shape (N, n_problems)
+        The ±1 targets, one column per problem.
+    config : M3LAKConfig
+        The model's settings.
+    num_samples : int
+        Draws per chain.
+    run_kwargs : dict
+        The other keywords of ``run_m3lak`` (:func:`~bayesmv.m3lak.settings.run_options`).
+    random_states : sequence, default=None
+        Per problem, the seed of fresh chains; used when ``init_states`` is None.
+    init_states : sequence, default=None
+        Per problem, the chain states to continue.
+
+    Returns
+    -------
+    runs : list of ProblemRun
+        The :class:`ProblemRun` of each problem.
+    notes : list of str
+        The notes on DP truncation (:func:`dp_overflow_notes`).
+
+    Raises
+    ------
+    FloatingPointError
+        If a draw is not finite (:func:`checked_samples`).
+    """
     n_problems = targets.shape[1]
     runs, notes = [], []
     for k in range(n_problems):
@@ -223,8 +413,27 @@ def sample_problems(Zs, targets, config, num_samples, run_kwargs, random_states=
 
 
 def appended_draws(earlier, later):
-    """Per-problem dicts of arrays ``(chain, draw, ...)`` with the draws of ``later`` (the same
-    problems and names) appended along the draw axis."""
+    """Per-problem draws with those of a later run appended along the draw axis.
+
+    Parameters
+    ----------
+    earlier : list of dict of str to ndarray
+        Per problem, the draws ``(chain, draw, ...)``.
+    later : list of dict of str to ndarray
+        The same problems and names, the later draws.
+
+    Returns
+    -------
+    draws : list of dict of str to ndarray
+        Per problem, ``earlier``'s arrays followed by ``later``'s along axis 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.m3lak.posterior import appended_draws
+    >>> appended_draws([{"beta": np.zeros((2, 3))}], [{"beta": np.ones((2, 1))}])[0]["beta"].shape
+    (2, 4)
+    """
     return [
         {name: np.concatenate([old, new[name]], axis=1) for name, old in e.items()}
         for e, new in zip(earlier, later)
@@ -245,9 +454,27 @@ class Continuation(NamedTuple):
 
 
 def continued_problems(cont, num_samples):
-    """Every problem's chains continued from ``cont.states`` by ``num_samples`` draws (no
-    warm-up): ``(runs, continuation)``, the :class:`ProblemRun` of each and ``cont`` with the new
-    states and the notes of both runs."""
+    """Every problem's chains continued from ``cont.states`` by ``num_samples`` draws (no warm-up).
+
+    Parameters
+    ----------
+    cont : Continuation
+        What continuing the fit's chains needs.
+    num_samples : int
+        Draws per chain.
+
+    Returns
+    -------
+    runs : list of ProblemRun
+        The :class:`ProblemRun` of each problem.
+    continuation : Continuation
+        ``cont`` with the new states and the notes of both runs.
+
+    Raises
+    ------
+    FloatingPointError
+        If a draw is not finite (:func:`checked_samples`).
+    """
     runs, notes = sample_problems(
         cont.Zs, cont.targets, cont.config, num_samples, cont.run_kwargs, init_states=cont.states
     )

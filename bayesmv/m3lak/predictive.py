@@ -59,13 +59,45 @@ def _view_terms(W, V, tau):
 
 
 def predictive_latent_moments(Ws, Vs, tau, Xs, observed):
-    """Mean ``(n, m)`` and lower Cholesky factor ``(n, m, m)`` of the precision of ``h* | x*``.
+    """Mean and lower Cholesky factor of the precision of ``h* | x*``, for one posterior draw.
 
-    ``Ws``/``Vs``: per-view ``(D_i, m)`` / ``(D_i, K)``; ``tau``: ``(n_views,)`` or ``(Σ_i D_i,)``
-    (:func:`~bayesmv.models.m3lak.noise_by_view`); ``Xs``: per-view
-    ``(n, D_i)`` (values of unobserved rows are ignored); ``observed``: ``(n_views, n)`` bool.
-    u* is integrated out (``docs/m3lak_sampler.md``). This is the dense reference-friendly form (one m x m
-    Cholesky per test point); the estimator uses the per-missingness-pattern form below.
+    u* is integrated out (``docs/m3lak_sampler.md``): the precision is
+    ``P = I + Σ_{observed i} W_iᵀΣ_i⁻¹W_i`` and the mean ``P⁻¹ Σ_{observed i} W_iᵀΣ_i⁻¹x_i*``,
+    ``Σ_i = V_iV_iᵀ + τ_i⁻¹I`` inverted by Woodbury. This is the dense reference-friendly form
+    (one m x m Cholesky per test point); the estimator uses the per-missingness-pattern form of
+    :func:`sample_predictive_decisions`.
+
+    Parameters
+    ----------
+    Ws : list of array-like of shape (D_i, m)
+        Per view, the loadings ``W_i``.
+    Vs : list of array-like of shape (D_i, K)
+        Per view, the loadings ``V_i`` of its own latents.
+    tau : array-like of shape (n_views,) or (Σ_i D_i,)
+        The noise precisions, per view or per feature
+        (:func:`~bayesmv.models.m3lak.noise_by_view`).
+    Xs : list of array-like of shape (n, D_i)
+        The test views (values of unobserved rows are ignored).
+    observed : array-like of bool of shape (n_views, n)
+        Which test points each view observes.
+
+    Returns
+    -------
+    mean : array of shape (n, m)
+        The mean of ``h* | x*`` per test point.
+    L : array of shape (n, m, m)
+        The lower Cholesky factor of its precision ``P``, per test point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.m3lak import predictive_latent_moments
+    >>> Xs = [np.array([[1.0, 1.0], [np.nan, np.nan]])]
+    >>> mean, L = predictive_latent_moments(
+    ...     [np.ones((2, 1))], [np.zeros((2, 1))], np.array([1.0]), Xs, [[True, False]]
+    ... )
+    >>> np.asarray(mean).round(4).ravel(), np.asarray(L).round(4).ravel()
+    (array([0.6667, 0.    ]), array([1.7321, 1.    ]))
     """
     m = Ws[0].shape[1]
     n = Xs[0].shape[0]
@@ -126,13 +158,36 @@ def _decisions_chunk(keys, Ws, Vs, tau, beta, omega, X, patterns, pattern_index)
 
 
 def sample_predictive_decisions(draws, Xs, key, chunk_size=None):
-    """Posterior predictive discriminant draws ``f_s(x*) = β_sᵀφ̃(h*_s)``, shape ``(S, n)``.
+    """Posterior predictive discriminant draws ``f_s(x*) = β_sᵀφ̃(h*_s)``.
 
-    ``draws``: dict of flattened posterior draws (``"W_0"``…, ``"V_0"``…, ``"tau"``, ``"beta"``,
-    ``"omega"``, each with leading axis S); ``Xs``: standardised views with NaN rows for missing
-    views. Draw s uses the key ``fold_in(key, s)`` and one standard normal for every test point,
-    so a point's draws depend neither on the chunking nor on the other points or their order.
-    Memory is bounded by processing the draws in chunks (padded to one compiled shape).
+    One ``h*`` is drawn per posterior draw and test point. Draw s uses the key
+    ``fold_in(key, s)`` and one standard normal for every test point, so a point's draws depend
+    neither on the chunking nor on the other points or their order. Test points sharing a
+    missingness pattern share the precision of ``h* | x*`` (one Cholesky per pattern). Memory
+    is bounded by processing the draws in chunks (padded to one compiled shape).
+
+    Parameters
+    ----------
+    draws : dict of str to array-like
+        Flattened posterior draws (``"W_0"``…, ``"V_0"``…, ``"tau"``, ``"beta"``, ``"omega"``),
+        each with leading axis S.
+    Xs : list of array-like of shape (n, D_i)
+        Standardised views with NaN rows for missing views.
+    key : jax.random.PRNGKey
+        The random key.
+    chunk_size : int, default=None
+        Posterior draws per compiled chunk; None sizes the chunks to a fixed memory budget
+        (at most 1024 draws).
+
+    Returns
+    -------
+    f : ndarray of shape (S, n)
+        The decision values of every draw at every test point.
+
+    Raises
+    ------
+    FloatingPointError
+        If a decision value is not finite.
     """
     n_views = len(Xs)
     observed = observed_mask(Xs)  # (V, n)
@@ -174,10 +229,32 @@ def sample_predictive_decisions(draws, Xs, key, chunk_size=None):
 
 
 def predictive_log_odds(f, likelihood):
-    """Posterior predictive log-odds ``log P(y* = 1 | x*) / P(y* = -1 | x*)`` from decision draws
-    ``f`` ``(..., S, n)`` (draws on axis -2): ``"logistic"``, from the mean of ``σ(f)`` computed
-    in log space (finite for any ``f``); ``"hinge"``, from the share of draws with ``f > 0``
-    counting half a draw on each side (finite when every draw agrees)."""
+    """Posterior predictive log-odds ``log P(y* = 1 | x*) / P(y* = -1 | x*)`` from decision draws.
+
+    ``"logistic"``: from the mean of ``σ(f)`` computed in log space (finite for any ``f``);
+    ``"hinge"``: from the share of draws with ``f > 0`` counting half a draw on each side
+    (finite when every draw agrees).
+
+    Parameters
+    ----------
+    f : array-like of shape (..., S, n)
+        Decision draws, the draws on axis -2.
+    likelihood : {"hinge", "logistic"}
+        The model's likelihood.
+
+    Returns
+    -------
+    log_odds : ndarray of shape (..., n)
+        The log-odds of each test point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.m3lak.predictive import predictive_log_odds
+    >>> f = np.array([[1.0, -1.0], [2.0, -0.5], [-1.0, -3.0]])
+    >>> predictive_log_odds(f, "hinge").round(4)
+    array([ 0.5108, -1.9459])
+    """
     f = np.asarray(f)
     if likelihood == "logistic":
         return logsumexp(-np.logaddexp(0.0, -f), axis=-2) - logsumexp(-np.logaddexp(0.0, f), axis=-2)
@@ -186,17 +263,63 @@ def predictive_log_odds(f, likelihood):
 
 
 def predictive_probabilities(f, likelihood):
-    """``P(y* = 1 | x*)`` from decision draws ``f`` ``(..., S, n)``: the mean of ``σ(f)``
-    (``"logistic"``) or the share of draws with ``f > 0`` (``"hinge"``, a vote: the hinge is a
-    pseudo-likelihood with no ``P(y | f)``)."""
+    """Posterior predictive probability ``P(y* = 1 | x*)`` from decision draws.
+
+    The mean of ``σ(f)`` (``"logistic"``) or the share of draws with ``f > 0`` (``"hinge"``, a
+    vote: the hinge is a pseudo-likelihood with no ``P(y | f)``).
+
+    Parameters
+    ----------
+    f : array-like of shape (..., S, n)
+        Decision draws, the draws on axis -2.
+    likelihood : {"hinge", "logistic"}
+        The model's likelihood.
+
+    Returns
+    -------
+    p : ndarray of shape (..., n)
+        ``P(y* = 1 | x*)`` of each test point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.m3lak.predictive import predictive_probabilities
+    >>> f = np.array([[1.0, -1.0], [2.0, -0.5], [-1.0, -3.0]])
+    >>> predictive_probabilities(f, "hinge").round(4)
+    array([0.6667, 0.    ])
+    >>> predictive_probabilities(f, "logistic").round(4)
+    array([0.6269, 0.2313])
+    """
     f = np.asarray(f)
     return (expit(f) if likelihood == "logistic" else f > 0).mean(axis=-2)
 
 
 def class_probabilities(p):
-    """``P(y* = c | x*)`` ``(n, n_classes)`` from the one-vs-rest probabilities ``p``
-    ``(n_problems, n)``: ``1 - p``, ``p`` for one (binary) problem; otherwise normalised to sum to
-    one (uniform where every problem gives probability 0)."""
+    """Class probabilities ``P(y* = c | x*)`` from the one-vs-rest probabilities.
+
+    For one (binary) problem, ``1 - p`` and ``p``; otherwise the problems' probabilities
+    normalised to sum to one (uniform where every problem gives probability 0).
+
+    Parameters
+    ----------
+    p : array-like of shape (n_problems, n)
+        ``P(y* = 1 | x*)`` of each one-vs-rest problem.
+
+    Returns
+    -------
+    proba : ndarray of shape (n, n_classes)
+        The class probabilities of each test point.
+
+    Examples
+    --------
+    >>> from bayesmv.m3lak.predictive import class_probabilities
+    >>> class_probabilities([[0.25, 1.0]])
+    array([[0.75, 0.25],
+           [0.  , 1.  ]])
+    >>> class_probabilities([[0.2, 0.0], [0.6, 0.0]])
+    array([[0.25, 0.75],
+           [0.5 , 0.5 ]])
+    """
     p = np.asarray(p)
     if len(p) == 1:
         return np.stack([1.0 - p[0], p[0]], axis=1)
@@ -210,10 +333,41 @@ _implied_kernels = jax.jit(jax.vmap(implied_kernel, in_axes=(None, 0)))
 
 
 def kernel_band(omega, t, direction=None, interval=0.9):
-    """Posterior of the learned shift-invariant kernel ``k(t) = mean_j cos(ω_jᵀt)`` (§2.2) from
-    frequency draws ``omega`` ``(S, M, m)``: ``t`` lags ``(k, m)``, or distances ``(k,)`` along
-    ``direction`` (default the unit diagonal ``1/√m``). Returns a :class:`KernelBand` with an
-    equal-tailed ``interval`` credible band over the draws."""
+    """Posterior of the learned shift-invariant kernel ``k(t) = mean_j cos(ω_jᵀt)``.
+
+    The kernel that the frequencies ``Ω`` define (Du et al. 2018, §2.2), from their draws.
+
+    Parameters
+    ----------
+    omega : array-like of shape (S, M, m)
+        Frequency draws.
+    t : array-like of shape (k, m) or (k,)
+        Lags ``(k, m)``, or distances ``(k,)`` (a scalar for one) along ``direction``.
+    direction : array-like of shape (m,), default=None
+        The direction of scalar distances, normalised; default the unit diagonal ``1/√m``.
+    interval : float, default=0.9
+        Mass of the equal-tailed credible band, in (0, 1).
+
+    Returns
+    -------
+    band : KernelBand
+        The lags ``t`` as given (1-D at least), the posterior mean of ``k(t)`` and the
+        equal-tailed ``interval`` credible band over the draws.
+
+    Raises
+    ------
+    ValueError
+        If ``interval`` is outside (0, 1), ``direction`` is not a finite non-zero vector of
+        length ``m``, ``t`` has another shape or is not finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.m3lak.predictive import kernel_band
+    >>> band = kernel_band(np.ones((4, 2, 1)), [0.0, np.pi])
+    >>> band.mean.round(3), band.lower.round(3)
+    (array([ 1., -1.]), array([ 1., -1.]))
+    """
     if not 0.0 < interval < 1.0:
         raise ValueError(f"interval must lie in (0, 1), got {interval!r}")
     omega = np.asarray(omega)
@@ -239,10 +393,30 @@ def kernel_band(omega, t, direction=None, interval=0.9):
 
 
 def problem_decisions(posterior_draws, Zs, random_seed):
-    """Posterior predictive decision draws of every one-vs-rest problem on the standardised
-    views ``Zs``: ``(n_problems, S, n)``, problem ``k`` with the key
-    ``fold_in(fold_in(PRNGKey(random_seed), 7919), k)`` (:func:`sample_predictive_decisions`),
-    BLAS single-threaded."""
+    """Posterior predictive decision draws of every one-vs-rest problem.
+
+    Problem ``k`` is drawn with the key ``fold_in(fold_in(PRNGKey(random_seed), 7919), k)``
+    (:func:`sample_predictive_decisions`), BLAS single-threaded.
+
+    Parameters
+    ----------
+    posterior_draws : list of dict of str to array-like
+        Per problem, the flattened posterior draws (:func:`sample_predictive_decisions`).
+    Zs : list of array-like of shape (n, D_i)
+        The standardised views, NaN rows for missing views.
+    random_seed : int
+        Seed of the draws.
+
+    Returns
+    -------
+    f : ndarray of shape (n_problems, S, n)
+        The decision draws of every problem.
+
+    Raises
+    ------
+    FloatingPointError
+        If a decision value is not finite.
+    """
     base = jax.random.fold_in(jax.random.PRNGKey(random_seed), 7919)
     with single_threaded_blas():
         return np.stack(

@@ -42,10 +42,37 @@ MODEL_PARAMETERS = ("n_latent", "n_frequencies", "C", "likelihood", "spectral_pr
 
 
 def moved_parameters(owner, deprecated, settings):
-    """The parameters that ``deprecated`` (names of the previous release: :data:`LEGACY_PARAMETERS`
-    and ``seed``) now set, with one ``FutureWarning`` naming their new place: ``eta=…`` gives
-    ``priors=settings["priors"].replace(eta=…)`` (the class's default when None), ``seed``
-    gives ``random_state``. Any other name raises ``TypeError``."""
+    """The parameters that the previous release's names now set, with a warning naming their new place.
+
+    ``eta=…`` gives ``priors=settings["priors"].replace(eta=…)`` (the class's default when
+    None), ``seed`` gives ``random_state``.
+
+    Parameters
+    ----------
+    owner : str
+        Who is given the names, for the messages (the estimator's class name).
+    deprecated : dict
+        Names of the previous release (:data:`LEGACY_PARAMETERS` and ``seed``) and their values;
+        a ``seed`` equal to ``"deprecated"`` counts as not given.
+    settings : dict
+        The current ``"priors"`` and ``"sampler"`` (each None or a settings object).
+
+    Returns
+    -------
+    params : dict
+        The parameters to set: ``random_state`` and the updated ``priors`` and ``sampler``, for
+        those the names touch.
+
+    Raises
+    ------
+    TypeError
+        If a name is neither in :data:`LEGACY_PARAMETERS` nor ``seed``.
+
+    Warns
+    -----
+    FutureWarning
+        One for ``seed`` and one for the moved names, naming their new place.
+    """
     deprecated = dict(deprecated)
     seed = deprecated.pop("seed", SEED_DEPRECATED)
     unknown = sorted(set(deprecated) - set(LEGACY_PARAMETERS))
@@ -77,15 +104,42 @@ def moved_parameters(owner, deprecated, settings):
 
 
 def resolved(params, part):
-    """The estimator's ``priors`` or ``sampler`` (``part``), its class's default when None."""
+    """The estimator's ``priors`` or ``sampler``, its class's default when None.
+
+    Parameters
+    ----------
+    params : dict
+        The estimator's parameters, ``get_params(deep=False)``.
+    part : {"priors", "sampler"}
+        Which settings object.
+
+    Returns
+    -------
+    settings : M3LAKPriors or M3LAKSampler
+        ``params[part]``, or a default instance of its class (:data:`SETTINGS_CLASSES`) when it
+        is None.
+    """
     value = params[part]
     return SETTINGS_CLASSES[part]() if value is None else value
 
 
 def check_settings(params):
-    """Check the estimator's parameters ``params`` (``get_params(deep=False)``): the run's own
-    against :data:`CONSTRAINTS`, the settings objects' types, and the model's config
-    (:func:`model_config`). Raises ``ValueError`` naming the first bad parameter."""
+    """Check the estimator's parameters.
+
+    The run's own against :data:`~bayesmv.models.m3lak_config.CONSTRAINTS`, the settings
+    objects' types, the sampler's ``shard_data`` and ``mesh`` (not combined with
+    ``chain_method="parallel"``), and the model's config (:func:`model_config`).
+
+    Parameters
+    ----------
+    params : dict
+        The estimator's parameters, ``get_params(deep=False)``.
+
+    Raises
+    ------
+    ValueError
+        Naming the first bad parameter.
+    """
     check_values("M3LAKClassifier", {name: params[name] for name in RUN_PARAMETERS})
     for part, cls in SETTINGS_CLASSES.items():
         if not isinstance(resolved(params, part), cls):
@@ -102,7 +156,29 @@ def check_settings(params):
 
 
 def sharding_kwargs(mesh, shard_data):
-    """``run_m3lak`` keywords of the data-sharded sweep (empty for an unsharded fit)."""
+    """``run_m3lak`` keywords of the data-sharded sweep (empty for an unsharded fit).
+
+    Parameters
+    ----------
+    mesh : jax.sharding.Mesh or None
+        The devices' mesh.
+    shard_data : bool or int
+        Whether (or over how many devices) the samples are split.
+
+    Returns
+    -------
+    kwargs : dict
+        ``{"mesh": mesh, "shard_data": shard_data}``; empty when ``mesh`` is None and
+        ``shard_data`` is false.
+
+    Examples
+    --------
+    >>> from bayesmv.m3lak.settings import sharding_kwargs
+    >>> sharding_kwargs(None, False)
+    {}
+    >>> sharding_kwargs(None, True)
+    {'mesh': None, 'shard_data': True}
+    """
     shard = bool(shard_data) if isinstance(shard_data, (bool, np.bool_)) else int(shard_data)
     if mesh is None and shard is False:
         return {}
@@ -110,9 +186,20 @@ def sharding_kwargs(mesh, shard_data):
 
 
 def run_options(params):
-    """``run_m3lak`` keywords shared by every one-vs-rest problem's chains: warm-up length, number
-    of chains and how they run, the progress bars, the sharding; DP truncation reported by the
-    estimator rather than raised."""
+    """``run_m3lak`` keywords shared by every one-vs-rest problem's chains.
+
+    Parameters
+    ----------
+    params : dict
+        The estimator's parameters, ``get_params(deep=False)``.
+
+    Returns
+    -------
+    kwargs : dict
+        Warm-up length, number of chains and how they run, the progress bars, the sharding
+        (:func:`sharding_kwargs`), and ``on_dp_overflow="ignore"``: DP truncation is reported by
+        the estimator rather than raised.
+    """
     sampler = resolved(params, "sampler")
     return dict(
         num_warmup=int(params["num_warmup"]),
@@ -125,9 +212,24 @@ def run_options(params):
 
 
 def model_config(params):
-    """The validated :class:`~bayesmv.models.M3LAKConfig` of the estimator's parameters: its
-    model fields, ``priors`` and ``sampler`` (without where the data live), the spectral-scale
-    move off under the Gaussian spectrum (a move of the DP spectrum)."""
+    """The validated :class:`~bayesmv.models.M3LAKConfig` of the estimator's parameters.
+
+    Parameters
+    ----------
+    params : dict
+        The estimator's parameters, ``get_params(deep=False)``.
+
+    Returns
+    -------
+    config : M3LAKConfig
+        Its model fields, ``priors`` and ``sampler`` (without where the data live), the
+        spectral-scale move off under the Gaussian spectrum (a move of the DP spectrum).
+
+    Raises
+    ------
+    ValueError
+        If the config is invalid (:meth:`~bayesmv.models.M3LAKConfig.validate`).
+    """
     sampler = resolved(params, "sampler").without_execution()
     if params["spectral_prior"] != "dp":
         sampler = sampler.replace(spectral_scale_moves=False)
@@ -136,9 +238,30 @@ def model_config(params):
 
 
 def view_standardization(views, standardize=True):
-    """Per-view feature means and scales ``(means, scales)`` over the observed rows of ``views``
-    (:class:`~bayesmv.datasets.MultiViewStandardScaler`); zeros and ones when ``standardize`` is
-    false."""
+    """Per-view feature means and scales over the observed rows of the views.
+
+    Parameters
+    ----------
+    views : list of ndarray of shape (n_samples, n_features_v)
+        The views, NaN rows for missing views.
+    standardize : bool, default=True
+        Whether to standardise; when false the means are zeros and the scales ones.
+
+    Returns
+    -------
+    means : list of ndarray of shape (n_features_v,)
+        Each view's feature means (:class:`~bayesmv.datasets.MultiViewStandardScaler`).
+    scales : list of ndarray of shape (n_features_v,)
+        Each view's feature standard deviations (1 for a constant feature).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.m3lak.settings import view_standardization
+    >>> means, scales = view_standardization([np.array([[0.0, 1.0], [2.0, 1.0]])])
+    >>> means, scales
+    ([array([1., 1.])], [array([1., 1.])])
+    """
     if not standardize:
         return [np.zeros(X.shape[1]) for X in views], [np.ones(X.shape[1]) for X in views]
     scaler = MultiViewStandardScaler().fit(views)
@@ -146,5 +269,20 @@ def view_standardization(views, standardize=True):
 
 
 def standardized(views, means, scales):
-    """Each view centred by ``means`` and divided by ``scales`` (missing rows stay NaN)."""
+    """Each view centred by ``means`` and divided by ``scales`` (missing rows stay NaN).
+
+    Parameters
+    ----------
+    views : list of ndarray of shape (n_samples, n_features_v)
+        The views.
+    means : list of ndarray of shape (n_features_v,)
+        Each view's feature means (:func:`view_standardization`).
+    scales : list of ndarray of shape (n_features_v,)
+        Each view's feature scales.
+
+    Returns
+    -------
+    views : list of ndarray of shape (n_samples, n_features_v)
+        The standardised views.
+    """
     return [(X - mu) / s for X, mu, s in zip(views, means, scales)]

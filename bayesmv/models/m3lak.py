@@ -55,9 +55,31 @@ __all__ = [
 # Pure pieces shared with the sampler
 # ----------------------------------------------------------------------------------------------
 def noise_by_view(tau, n_features):
-    """Each view's noise precisions from ``tau`` (last axis): a scalar per view when ``tau`` holds
-    one per view (``noise="view"``, ``(V,)``), the view's ``(D_i,)`` slice when it holds one per
-    feature (``"feature"``, ``(Σ_i D_i,)``). With one feature per view the two coincide."""
+    """Each view's noise precisions from ``tau`` (last axis).
+
+    Parameters
+    ----------
+    tau : array of shape (..., V) or (..., Σ_i D_i)
+        The noise precisions: one per view (``noise="view"``) or one per feature
+        (``noise="feature"``), on the last axis. With one feature per view the two coincide.
+    n_features : sequence of int
+        Each view's number of features ``D_i``.
+
+    Returns
+    -------
+    taus : list of array
+        Per view: a scalar per view (shape ``(...)``) when ``tau`` holds one per view, the
+        view's ``(..., D_i)`` slice when it holds one per feature.
+
+    Examples
+    --------
+    >>> import jax.numpy as jnp
+    >>> from bayesmv.models import noise_by_view
+    >>> [t.shape for t in noise_by_view(jnp.array([1.0, 2.0]), [3, 2])]
+    [(), ()]
+    >>> [t.shape for t in noise_by_view(jnp.arange(5.0), [3, 2])]
+    [(3,), (2,)]
+    """
     if tau.shape[-1] == len(n_features):
         return [tau[..., i] for i in range(len(n_features))]
     ends = np.cumsum(n_features)
@@ -65,27 +87,82 @@ def noise_by_view(tau, n_features):
 
 
 def feature_map(H, omega):
-    """``φ̃(h) = (M^{-1/2}[cos(Ωh), sin(Ωh)], 1)``, shape ``(N, 2M + 1)`` (paper §2.2)."""
+    """Random Fourier features with a bias, ``φ̃(h) = (M^{-1/2}[cos(Ωh), sin(Ωh)], 1)``.
+
+    The feature map of Du et al. 2018, §2.2.
+
+    Parameters
+    ----------
+    H : array of shape (N, m)
+        The latent points ``h_n``, one per row.
+    omega : array of shape (M, m)
+        The frequencies ``Ω``, one ``ω_j`` per row.
+
+    Returns
+    -------
+    features : array of shape (N, 2M + 1)
+        ``φ̃(h_n)`` per row: the ``M`` cosines, the ``M`` sines, then 1.
+
+    Examples
+    --------
+    >>> import jax.numpy as jnp
+    >>> from bayesmv.models import feature_map
+    >>> feature_map(jnp.zeros((4, 2)), jnp.ones((3, 2))).shape
+    (4, 7)
+    """
     phi = random_fourier_features(H, omega)
     return jnp.concatenate([phi, jnp.ones(phi.shape[:-1] + (1,), dtype=phi.dtype)], axis=-1)
 
 
 def mirror_frequencies(omega, beta, signs):
-    """``(s_j ω_j, β)`` with each sine weight ``β_{sin,j}`` times ``s_j = ±1``: the features of
-    ``-ω_j`` are those of ``ω_j`` with the sine negated, so every decision value ``βᵀφ̃(h)``, and
-    ``β``'s norm, stay as they were."""
+    """Flip the sign of chosen frequencies: ``(s_j ω_j, β)``, each sine weight ``β_{sin,j}`` times ``s_j``.
+
+    The features of ``-ω_j`` are those of ``ω_j`` with the sine negated, so every decision
+    value ``βᵀφ̃(h)``, and ``β``'s norm, stay as they were.
+
+    Parameters
+    ----------
+    omega : array of shape (M, m)
+        The frequencies ``ω_j``, one per row.
+    beta : array of shape (2M + 1,)
+        The weights ``β``: ``M`` cosine weights, ``M`` sine weights, the bias.
+    signs : array of shape (M,)
+        The signs ``s_j = ±1``.
+
+    Returns
+    -------
+    omega : array of shape (M, m)
+        ``s_j ω_j``.
+    beta : array of shape (2M + 1,)
+        ``β`` with each sine weight ``β_{sin,j}`` times ``s_j``.
+    """
     M = omega.shape[0]
     return signs[:, None] * omega, beta.at[M : 2 * M].multiply(signs)
 
 
 @jax.custom_jvp
 def decision_values(H, omega, beta):
-    """``f(h_n) = βᵀφ̃(h_n)`` for every row of ``H`` (paper §2.2), without forming ``φ̃``.
+    """The decision values ``f(h_n) = βᵀφ̃(h_n)`` for every row of ``H``, without forming ``φ̃``.
 
+    The classifier's discriminant of Du et al. 2018, §2.2.
     Its JVP reuses the forward pass's ``cos``/``sin`` (``∂f/∂(Ωh)_j = M^{-1/2}(β_{s,j} cos -
     β_{c,j} sin)``), so an HMC gradient evaluates them once per point. Writing it through
-    :func:`~bayesmv.kernels.random_fourier_features` (concatenated, scaled φ) instead was
-    measured 25 % slower per sweep at N = 10,000, hence the separate cos/sin here.
+    :func:`~bayesmv.kernels.random_fourier_features` (concatenated, scaled φ) instead is slower
+    per sweep, hence the separate cos/sin here.
+
+    Parameters
+    ----------
+    H : array of shape (N, m)
+        The latent points ``h_n``, one per row.
+    omega : array of shape (M, m)
+        The frequencies ``Ω``.
+    beta : array of shape (2M + 1,)
+        The weights ``β``: ``M`` cosine weights, ``M`` sine weights, the bias.
+
+    Returns
+    -------
+    f : array of shape (N,)
+        ``βᵀφ̃(h_n)`` per row of ``H``, as ``feature_map(H, omega) @ beta``.
     """
     return _decision_parts(H, omega, beta)[0]
 
@@ -116,21 +193,74 @@ decision_values.defjvp(_decision_values_jvp, symbolic_zeros=True)
 
 
 def hinge_log_pseudo_likelihood(decision, y, C):
-    """Per-sample log pseudo-likelihood ``-2C max(0, 1 - y f)`` (marginal form)."""
+    """Per-sample hinge log pseudo-likelihood ``-2C max(0, 1 - y f)`` (marginal form).
+
+    Parameters
+    ----------
+    decision : array of shape (N,)
+        The decision values ``f``.
+    y : array of shape (N,)
+        The labels, ±1.
+    C : float
+        The regularisation constant ``C``.
+
+    Returns
+    -------
+    log_lik : array of shape (N,)
+        ``-2C max(0, 1 - y_n f_n)`` per sample.
+    """
     return -2.0 * C * jnp.maximum(0.0, 1.0 - y * decision)
 
 
 def logistic_log_likelihood(decision, y):
-    """Per-sample ``log σ(y f) = -softplus(-y f)`` (``likelihood="logistic"``, y = ±1)."""
+    """Per-sample logistic log-likelihood ``log σ(y f) = -softplus(-y f)`` (``likelihood="logistic"``).
+
+    Parameters
+    ----------
+    decision : array of shape (N,)
+        The decision values ``f`` (logits).
+    y : array of shape (N,)
+        The labels, ±1.
+
+    Returns
+    -------
+    log_lik : array of shape (N,)
+        ``log σ(y_n f_n)`` per sample (not weighted by ``C``).
+    """
     return -jax.nn.softplus(-y * decision)
 
 
 def pointwise_log_likelihood(decision, y, config: M3LAKConfig):
-    """``log p(y_n | f_n)`` per sample under ``config.likelihood``, in NumPy (for stored draws):
-    ``C`` × :func:`logistic_log_likelihood` (the factor the posterior holds; a proper likelihood
-    at ``C = 1``), or for the hinge the λ-marginal :func:`hinge_log_pseudo_likelihood` (not
-    normalised over ``y``: its PSIS-LOO compares hinge fits with one another, not with logistic
-    ones; likewise logistic fits with different ``C``)."""
+    """``log p(y_n | f_n)`` per sample under ``config.likelihood``, in NumPy (for stored draws).
+
+    Under ``"logistic"``, ``C`` × :func:`logistic_log_likelihood` (the factor the posterior
+    holds; a proper likelihood at ``C = 1``); under ``"hinge"``, the λ-marginal
+    :func:`hinge_log_pseudo_likelihood`. The hinge's is not normalised over ``y``: its PSIS-LOO
+    compares hinge fits with one another, not with logistic ones; likewise logistic fits with
+    different ``C``.
+
+    Parameters
+    ----------
+    decision : array-like of shape (..., N)
+        The decision values ``f`` (any leading axes: chains, draws).
+    y : array-like of shape (N,)
+        The labels, ±1.
+    config : M3LAKConfig
+        The model's settings: ``likelihood`` and ``C``.
+
+    Returns
+    -------
+    log_lik : ndarray of shape (..., N)
+        The log-likelihood of each sample under each draw.
+
+    Examples
+    --------
+    >>> from bayesmv.models import M3LAKConfig, pointwise_log_likelihood
+    >>> pointwise_log_likelihood([0.5, -0.5], [1, 1], M3LAKConfig(likelihood="hinge"))
+    array([-1., -3.])
+    >>> pointwise_log_likelihood([0.0], [1], M3LAKConfig(likelihood="logistic")).round(4)
+    array([-0.6931])
+    """
     margin = np.asarray(y) * np.asarray(decision)
     if config.likelihood == "logistic":
         return -config.C * np.logaddexp(0.0, -margin)
@@ -138,9 +268,26 @@ def pointwise_log_likelihood(decision, y, config: M3LAKConfig):
 
 
 def augmented_hinge_log_factor(decision, y, lam, C):
-    """Per-sample ``log ℓ(y_n, λ_n | ·) = -(λ + Cζ)²/(2λ) - ½ log(2πλ)``, ``ζ = 1 - y f``.
+    """Per-sample augmented hinge factor ``log ℓ(y_n, λ_n | ·) = -(λ + Cζ)²/(2λ) - ½ log(2πλ)``.
 
-    Integrating ``exp`` of this over ``λ > 0`` gives ``exp(-2C max(0, ζ))`` (Polson & Scott).
+    With ``ζ = 1 - y f``. Integrating ``exp`` of this over ``λ > 0`` gives
+    ``exp(-2C max(0, ζ))`` (Polson and Scott 2011).
+
+    Parameters
+    ----------
+    decision : array of shape (N,)
+        The decision values ``f``.
+    y : array of shape (N,)
+        The labels, ±1.
+    lam : array of shape (N,)
+        The augmentation variables ``λ_n > 0``.
+    C : float
+        The regularisation constant ``C``.
+
+    Returns
+    -------
+    log_factor : array of shape (N,)
+        ``log ℓ(y_n, λ_n | ·)`` per sample.
     """
     zeta = 1.0 - y * decision
     return -((lam + C * zeta) ** 2) / (2.0 * lam) - 0.5 * jnp.log(2.0 * jnp.pi * lam)
@@ -156,10 +303,27 @@ def _nan_mask(X):
 
 
 def latent_variable_model(Xs, config: M3LAKConfig, n_samples=None, n_features=None):
-    """Multi-view latent variable model (paper §2.1). Returns ``H`` of shape ``(N, m)``.
+    """Multi-view latent variable model (Du et al. 2018, §2.1) as a NumPyro model.
 
-    ``Xs`` may be ``None`` (prior simulation; give ``n_samples`` and ``n_features``). NaN rows
-    are missing views: their likelihood terms are masked out.
+    Samples the sites ``h``, ``tau``, ``r`` and, per view ``i``, ``W_i``, ``V_i``, ``u_i`` and
+    ``X_i`` (observed when ``Xs`` is given). NaN rows are missing views: their likelihood terms
+    are masked out.
+
+    Parameters
+    ----------
+    Xs : list of array of shape (N, D_i) or None
+        The views; ``None`` for prior simulation (give ``n_samples`` and ``n_features``).
+    config : M3LAKConfig
+        The model's settings (sizes, priors, likelihood).
+    n_samples : int, default=None
+        ``N`` when ``Xs`` is None (read from ``Xs`` otherwise).
+    n_features : sequence of int, default=None
+        Each view's ``D_i`` when ``Xs`` is None (read from ``Xs`` otherwise).
+
+    Returns
+    -------
+    H : array of shape (N, m)
+        The shared latent points.
     """
     m, K = config.n_latent, config.n_view_latent
     if Xs is not None:
@@ -187,8 +351,23 @@ def latent_variable_model(Xs, config: M3LAKConfig, n_samples=None, n_features=No
 
 
 def spectral_prior_model(config: M3LAKConfig):
-    """Prior on the frequencies ``Ω`` (M, m): DP Gaussian mixture (NIW base, stick-breaking,
-    truncated at ``dp_capacity`` with the assignments summed out) or a fixed Gaussian."""
+    """Prior on the frequencies ``Ω``: a DP Gaussian mixture or a fixed Gaussian, as a NumPyro model.
+
+    Under ``spectral_prior="dp"``, a DP Gaussian mixture (NIW base, stick-breaking, truncated at
+    ``dp_capacity`` with the assignments summed out; sites ``dp_nu``, ``dp_weights``,
+    ``dp_precision``, ``dp_mu`` and, with ``niw_psi0_prior``, ``niw_psi0``); under
+    ``"gaussian"``, i.i.d. ``N(0, omega_scale²)`` entries. The site of ``Ω`` is ``omega``.
+
+    Parameters
+    ----------
+    config : M3LAKConfig
+        The model's settings (sizes, priors, likelihood).
+
+    Returns
+    -------
+    omega : array of shape (M, m)
+        The frequencies ``Ω``, one ``ω_j`` per row.
+    """
     m, M = config.n_latent, config.n_frequencies
     if config.spectral_prior == "gaussian":
         return numpyro.sample("omega", dist.Normal(0.0, config.omega_scale).expand([M, m]).to_event(2))
@@ -219,9 +398,29 @@ def spectral_prior_model(config: M3LAKConfig):
 
 
 def hinge_model(features, y, config: M3LAKConfig, augmented=None):
-    """Fixed-kernel classifier: ``β ~ N(0, v^{-1}I)`` and, on given features ``φ̃`` (N, 2M+1),
-    the hinge pseudo-likelihood or (``config.likelihood="logistic"``) a Bernoulli likelihood with
-    logits ``βᵀφ̃``. Returns the decision values ``βᵀφ̃``."""
+    """Fixed-kernel classifier as a NumPyro model: ``β ~ N(0, v^{-1}I)`` and a likelihood.
+
+    On given features ``φ̃``, the hinge pseudo-likelihood (marginal or augmented with ``λ``) or,
+    with ``config.likelihood="logistic"``, a Bernoulli likelihood with logits ``βᵀφ̃``, scaled
+    by ``C``. ``v`` is fixed or, with ``config.v_prior``, ``Γ(a_v, b_v)``.
+
+    Parameters
+    ----------
+    features : array of shape (N, 2M + 1)
+        The features ``φ̃(h_n)`` (:func:`feature_map`).
+    y : array of shape (N,) or None
+        The labels, ±1; None adds no likelihood (prior simulation).
+    config : M3LAKConfig
+        The model's settings (sizes, priors, likelihood).
+    augmented : bool, default=None
+        Whether the hinge is data-augmented (λ sites with an improper flat base measure plus the
+        augmented factor) or marginal; None follows ``config.augmented``.
+
+    Returns
+    -------
+    decision : array of shape (N,)
+        The decision values ``βᵀφ̃`` (the deterministic site ``decision``).
+    """
     augmented = config.augmented if augmented is None else augmented
     P = features.shape[-1]
     if config.v_prior is not None:
@@ -247,9 +446,30 @@ def m3lak_model(
 ):
     """The full M3LAK post-data posterior ``p0(Ω, Θ) p(X | Ω) ℓ(y | H, Θ)`` as a NumPyro model.
 
-    ``augmented=None`` follows ``config.augmented`` (λ sites with an improper flat base measure
-    plus the augmented factor, or the marginal hinge factor). With ``y=None`` no pseudo-likelihood
-    is added (prior simulation).
+    :func:`latent_variable_model`, :func:`spectral_prior_model` and :func:`hinge_model` on the
+    features :func:`feature_map` of the latent points.
+
+    Parameters
+    ----------
+    Xs : list of array of shape (N, D_i) or None
+        The views, NaN rows for missing views; ``None`` for prior simulation (give
+        ``n_samples`` and ``n_features``).
+    y : array-like of shape (N,), default=None
+        The labels, ±1. With ``y=None`` no pseudo-likelihood is added (prior simulation).
+    config : M3LAKConfig, default=M3LAKConfig()
+        The model's settings (sizes, priors, likelihood).
+    n_samples : int, default=None
+        ``N`` when ``Xs`` is None.
+    n_features : sequence of int, default=None
+        Each view's ``D_i`` when ``Xs`` is None.
+    augmented : bool, default=None
+        None follows ``config.augmented`` (λ sites with an improper flat base measure plus the
+        augmented factor, or the marginal hinge factor).
+
+    Returns
+    -------
+    decision : array of shape (N,)
+        The decision values ``βᵀφ̃(h_n)``.
     """
     H = latent_variable_model(Xs, config, n_samples=n_samples, n_features=n_features)
     omega = spectral_prior_model(config)
