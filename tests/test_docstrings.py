@@ -94,3 +94,42 @@ def test_the_checks_fail_on_a_prose_docstring():
     finally:
         del sys.modules[module.__name__]
     assert {"PR01", "RT01"} <= codes
+
+
+#: numpydoc checks every public function passes (a name in a public module's ``__all__``)
+FUNCTION_CHECKS = {"GL08", "PR01", "PR02", "PR04", "PR07", "RT01"}
+#: modules whose functions users call directly: their functions show an example too
+USER_FACING = {
+    "bayesmv",
+    "bayesmv.datasets",
+    "bayesmv.diagnostics",
+    "bayesmv.kernels",
+    "bayesmv.metrics",
+    "bayesmv.persistence",
+    "bayesmv.preprocessing",
+}
+
+
+def _public_functions():
+    """``(module, qualified name)`` of every function in a public module's ``__all__``."""
+    import importlib
+    import pkgutil
+
+    modules = [m.name for m in pkgutil.walk_packages(bayesmv.__path__, "bayesmv.")]
+    modules = ["bayesmv"] + [m for m in modules if not any(p.startswith("_") for p in m.split("."))]
+    found = {}
+    for module_name in modules:
+        if module_name == "bayesmv.cli":
+            continue
+        module = importlib.import_module(module_name)
+        for name in getattr(module, "__all__", ()):
+            obj = getattr(module, name)
+            if inspect.isfunction(obj) and obj.__module__.startswith("bayesmv"):
+                found.setdefault(_qualname(obj), module_name)
+    return sorted((module, name) for name, module in found.items())
+
+
+@pytest.mark.parametrize("module, name", _public_functions(), ids=lambda x: x)
+def test_public_function_docstring_is_numpydoc(module, name):
+    checks = FUNCTION_CHECKS | ({"EX01"} if module in USER_FACING else set())
+    assert _errors(name, checks) == []

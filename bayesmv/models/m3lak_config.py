@@ -126,8 +126,34 @@ CONSTRAINTS = {
 
 
 def check_values(owner, values):
-    """Check each ``name: value`` of ``values`` against :data:`CONSTRAINTS`; raise ``ValueError``
-    naming ``owner.name``, what it must be and the value given, for the first that fails."""
+    """Check settings against :data:`CONSTRAINTS`.
+
+    Parameters
+    ----------
+    owner : str
+        The name the messages give the settings' holder (``"M3LAKSampler"``).
+    values : dict
+        Setting name to value; every name must be a key of :data:`CONSTRAINTS`.
+
+    Returns
+    -------
+    None
+        When every value meets its constraint.
+
+    Raises
+    ------
+    ValueError
+        For the first value that fails: ``owner.name``, what it must be and the value given.
+
+    Examples
+    --------
+    >>> from bayesmv.models.m3lak_config import check_values
+    >>> check_values("M3LAKSampler", {"target_accept": 0.9})
+    >>> check_values("M3LAKSampler", {"target_accept": 1.5})
+    Traceback (most recent call last):
+    ...
+    ValueError: M3LAKSampler.target_accept must be in (0, 1); got 1.5
+    """
     for name, value in values.items():
         test, must_be = CONSTRAINTS[name]
         if not test(value):
