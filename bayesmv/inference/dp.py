@@ -58,6 +58,31 @@ __all__ = [
 
 
 class DPState(NamedTuple):
+    """The DP mixture's table of ``Kc`` (``capacity``) slots and the assignments of the ``M``
+    frequencies (of dimension ``m``) to them.
+
+    A component is stored by its mean ``μ_k`` and a square-root ``G_k`` of its precision
+    (``Σ_k^{-1} = G_k G_kᵀ``) with ``log det Σ_k^{-1}``. The stick weights are
+    ``ϖ_k = ν_k Π_{l<k}(1 - ν_l)`` (:func:`stick_weights`).
+
+    Parameters
+    ----------
+    nu : jax.Array of shape (Kc,)
+        The stick proportions ``ν_k``.
+    mu : jax.Array of shape (Kc, m)
+        The components' means ``μ_k``.
+    prec_sqrt : jax.Array of shape (Kc, m, m)
+        The square roots ``G_k`` of the components' precisions, ``Σ_k^{-1} = G_k G_kᵀ``.
+    logdet_prec : jax.Array of shape (Kc,)
+        ``log det Σ_k^{-1}``.
+    z : jax.Array of shape (M,), dtype int32
+        The slot each frequency is assigned to.
+    overflow : jax.Array of shape (), dtype bool
+        Whether a component outside the table could receive a frequency (the slice sampler) or
+        one did (the collapsed update): the table is too small, and ``run_m3lak`` raises by
+        default.
+    """
+
     nu: jnp.ndarray  # (Kc,) stick proportions
     mu: jnp.ndarray  # (Kc, m)
     prec_sqrt: jnp.ndarray  # (Kc, m, m), Σ_k^{-1} = G Gᵀ

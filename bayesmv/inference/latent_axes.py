@@ -53,7 +53,28 @@ __all__ = [
 
 class AxisPrior(NamedTuple):
     """The prior constants the moves need: ARD ``Γ(a_r, b_r)``; ``spectrum`` ``"dp"`` with the
-    NIW base ``(κ₀, ν₀, ψ, μ₀ (m,))``, or ``"gaussian"`` with ``σ``."""
+    NIW base ``(κ₀, ν₀, ψ, μ₀ (m,))``, or ``"gaussian"`` with ``σ``.
+
+    Parameters
+    ----------
+    a_r : float
+        The shape of the ARD precisions' Gamma prior.
+    b_r : float
+        The rate of the ARD precisions' Gamma prior.
+    spectrum : {"dp", "gaussian"}
+        The frequencies' prior: the DP Gaussian mixture, or the fixed Gaussian
+        ``ω ~ N(0, σ² I)``.
+    kappa0 : float, default=1.0
+        ``κ₀`` of the NIW base (``"dp"``).
+    nu0 : float, default=1.0
+        ``ν₀``, the NIW base's degrees of freedom (``"dp"``).
+    psi : float or jax.Array of shape (), default=1.0
+        ``ψ``, the NIW scale matrix being ``ψ I`` (``"dp"``).
+    mu0 : jax.Array of shape (m,) or None, default=None
+        ``μ₀``, the NIW base's mean (``"dp"``); None under ``"gaussian"``.
+    sigma : float, default=1.0
+        ``σ``, the standard deviation of the fixed Gaussian spectrum (``"gaussian"``).
+    """
 
     a_r: float
     b_r: float
@@ -66,7 +87,32 @@ class AxisPrior(NamedTuple):
 
 
 class AxisStatistics(NamedTuple):
-    """What the moves' densities need from the state."""
+    """What the moves' densities need from the state (:func:`axis_statistics`).
+
+    ``m`` is the dimension of the latent space, ``V`` the number of views and ``Kc`` the number
+    of slots of the DP table.
+
+    Parameters
+    ----------
+    n_rows : jax.Array of shape ()
+        The number of rows of ``H`` that move.
+    h_gram : jax.Array of shape (m, m)
+        ``Σ_n h_n h_nᵀ`` over those rows.
+    w_grams : jax.Array of shape (V, m, m)
+        ``W_iᵀ W_i`` for each view.
+    r : jax.Array of shape (V, m)
+        The ARD precisions ``r_ij``.
+    n_frequencies : jax.Array of shape ()
+        ``M``, the number of frequencies.
+    omega_gram : jax.Array of shape (m, m)
+        ``ΩᵀΩ``.
+    in_use : jax.Array of shape (Kc,)
+        1.0 for the DP components with a frequency, else 0.0.
+    precision : jax.Array of shape (Kc, m, m)
+        The components' precisions ``Σ_c⁻¹``.
+    mu : jax.Array of shape (Kc, m)
+        The components' means ``μ_c``.
+    """
 
     n_rows: jnp.ndarray  # () rows of H that move
     h_gram: jnp.ndarray  # (m, m) Σ_n h_n h_nᵀ over those rows

@@ -355,7 +355,21 @@ def posterior_outputs(raw, stats, Zs, targets, config, likelihood, random_seed, 
 
 class ProblemRun(NamedTuple):
     """One one-vs-rest problem's chains: its checked draws ``(chain, draw, ...)``, its sampler
-    statistics and the chains' states (to continue them)."""
+    statistics and the chains' states (to continue them).
+
+    Parameters
+    ----------
+    samples : dict of str to ndarray
+        The draws by name, each of shape ``(chain, draw, ...)``, checked to be finite
+        (:func:`checked_samples`).
+    stats : dict of str to ndarray
+        The per-draw sampler statistics by name
+        (:data:`~bayesmv.inference.m3lak_sampler.run.EXTRA_FIELDS`), each of shape
+        ``(chain, draw)``.
+    state : object
+        The chains' states, ``run_m3lak``'s ``chain_states``: what its ``init_state`` takes to
+        continue them.
+    """
 
     samples: dict
     stats: dict
@@ -443,7 +457,23 @@ def appended_draws(earlier, later):
 class Continuation(NamedTuple):
     """What continuing a fit's chains needs: the standardised views ``Zs``, the ±1 ``targets``,
     the model ``config``, the sampler's ``run_kwargs``, every problem's chain ``states`` and the
-    fit's ``notes`` on DP truncation."""
+    fit's ``notes`` on DP truncation.
+
+    Parameters
+    ----------
+    Zs : list of ndarray of shape (N, D_i)
+        The standardised training views, NaN rows for missing views.
+    targets : ndarray of shape (N, n_problems)
+        The ±1 targets, one column per one-vs-rest problem.
+    config : M3LAKConfig
+        The model's settings.
+    run_kwargs : dict
+        The other keywords of ``run_m3lak`` (:func:`~bayesmv.m3lak.settings.run_options`).
+    states : list
+        Per problem, the chains' states (:attr:`ProblemRun.state`).
+    notes : list of str
+        The notes on DP truncation (:func:`dp_overflow_notes`).
+    """
 
     Zs: list
     targets: np.ndarray

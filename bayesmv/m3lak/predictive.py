@@ -37,7 +37,21 @@ _MAX_CHUNK_DRAWS = 1024
 
 
 class KernelBand(NamedTuple):
-    """Posterior mean and equal-tailed credible band of the learned kernel ``k(t)``."""
+    """Posterior mean and equal-tailed credible band of the learned kernel ``k(t)``
+    (:func:`kernel_band`), at ``k`` lags.
+
+    Parameters
+    ----------
+    t : ndarray of shape (k,) or (k, m)
+        The lags as given: distances along a direction ``(k,)``, or lags in the latent space
+        ``(k, m)``.
+    mean : ndarray of shape (k,)
+        The posterior mean of ``k(t)`` at each lag.
+    lower : ndarray of shape (k,)
+        The lower end of the credible band at each lag.
+    upper : ndarray of shape (k,)
+        The upper end of the credible band at each lag.
+    """
 
     t: np.ndarray
     mean: np.ndarray

@@ -24,6 +24,21 @@ class M3LAKKernel(MCMCKernel):
     ``MCMC(M3LAKKernel(config), ...).run(key, data)`` with ``data = prepare_data(Xs, y)``. The step
     sizes of both HMC blocks are adapted by dual averaging (Hoffman & Gelman 2014) during warm-up
     and frozen afterwards. ``model = None``: ``arviz.from_numpyro`` takes the samples as they are.
+
+    Parameters
+    ----------
+    config : M3LAKConfig, default=M3LAKConfig()
+        The model and sampler settings (validated here).
+    mesh : jax.sharding.Mesh or None, default=None
+        For a data-sharded run, the devices the samples are split over: the per-sample state
+        (``H``, ``U_i``, ``λ``) is constrained to rows over the mesh; None: not sharded.
+    n_valid : int or None, default=None
+        The number of real (unpadded) samples; None: all.
+
+    Raises
+    ------
+    ValueError
+        If ``config`` fails its validation.
     """
 
     sample_field = "outputs"
@@ -44,6 +59,19 @@ class M3LAKKernel(MCMCKernel):
     def postprocess_fn(self, model_args, model_kwargs):
         """The function applied to each stored draw: drops the rows that pad N to the device count
         and replicates the decision values (the identity for an unsharded run).
+
+        Parameters
+        ----------
+        model_args : tuple
+            The model's positional arguments (not read).
+        model_kwargs : dict
+            The model's keyword arguments (not read).
+
+        Returns
+        -------
+        postprocess : callable
+            The identity, or (sharded or padded data) a function that cuts an ``outputs`` dict's
+            ``decision`` to the first ``n_valid`` samples and replicates it over the mesh.
         """
         if self.mesh is None and self.n_valid is None:
             return lambda x: x
@@ -93,6 +121,24 @@ class M3LAKKernel(MCMCKernel):
     def init(self, rng_key, num_warmup, init_params, model_args, model_kwargs):
         """The initial ``M3LAKState`` of one chain (or one per key for a batch of keys): latents from
         ``initial_latent`` on the data (``model_args[0]``, an ``M3LAKData``), step sizes for warm-up.
+
+        Parameters
+        ----------
+        rng_key : jax.Array
+            A JAX PRNG key, or a batch of keys (leading axis) for one chain per key.
+        num_warmup : int
+            The number of warm-up sweeps, over which the step sizes adapt.
+        init_params : object
+            NumPyro's initial parameters (not read: the latents start from ``initial_latent``).
+        model_args : tuple
+            ``(data,)``, the ``M3LAKData`` to sample from.
+        model_kwargs : dict
+            The model's keyword arguments (not read).
+
+        Returns
+        -------
+        state : M3LAKState
+            The initial state, with a leading chain axis for a batch of keys.
         """
         self._num_warmup = int(num_warmup)
         data = model_args[0]
@@ -125,7 +171,22 @@ class M3LAKKernel(MCMCKernel):
     def sample(self, state: M3LAKState, model_args, model_kwargs):
         """One sweep of the sampler (``m3lak_sweep``) from ``state``; step sizes adapt during warm-up.
         A block that produces non-finite values is recorded in ``state.nonfinite`` (``run_m3lak``
-        then raises :class:`M3LAKNumericalError`).
+        then raises
+        :class:`~bayesmv.inference.m3lak_sampler.state.M3LAKNumericalError`).
+
+        Parameters
+        ----------
+        state : M3LAKState
+            The chain's current state.
+        model_args : tuple
+            ``(data,)``, the ``M3LAKData`` to sample from.
+        model_kwargs : dict
+            The model's keyword arguments (not read).
+
+        Returns
+        -------
+        state : M3LAKState
+            The state after the sweep.
         """
         data = model_args[0]
         cfg = self.config
@@ -175,7 +236,18 @@ class M3LAKKernel(MCMCKernel):
         )
 
     def get_diagnostics_str(self, state):
-        """Progress-bar text: acceptance rate and step size of the H and Ω HMC blocks."""
+        """Progress-bar text: acceptance rate and step size of the H and Ω HMC blocks.
+
+        Parameters
+        ----------
+        state : M3LAKState
+            The chain's current state.
+
+        Returns
+        -------
+        text : str
+            The acceptance probabilities and step sizes of both blocks.
+        """
         return (
             f"acc H {float(state.accept_prob_H):.2f} (step {float(state.step_size_H):.2e}), "
             f"acc Ω {float(state.accept_prob_omega):.2f} (step {float(state.step_size_omega):.2e})"

@@ -21,7 +21,14 @@ POLL_SECONDS = 0.5
 
 class FileReport:
     """A worker's reporter: ``report(done)`` writes the chain's sweeps done to ``path`` (replaced
-    atomically, so that the reader never sees half a number)."""
+    atomically, so that the reader never sees half a number).
+
+    Parameters
+    ----------
+    path : str
+        The file the count is written to (one of the paths that
+        :meth:`ChainProgress.from_workers` yields).
+    """
 
     def __init__(self, path):
         self.path = path
@@ -39,6 +46,17 @@ class ChainProgress:
 
     Use as a context manager; :meth:`report` gives the reporter of one chain in this process,
     :meth:`from_workers` the files that worker processes write to.
+
+    Parameters
+    ----------
+    num_chains : int
+        The number of chains, one bar each.
+    num_warmup : int
+        Warm-up sweeps per chain (0 when the chains continue without warm-up).
+    num_samples : int
+        Sampling sweeps per chain.
+    enabled : bool, default=True
+        Whether the bars are shown.
     """
 
     def __init__(self, num_chains, num_warmup, num_samples, enabled=True):
@@ -70,7 +88,15 @@ class ChainProgress:
         return f"chain {chain} ({phase})"
 
     def update(self, chain, done):
-        """Show ``done`` sweeps of ``chain`` (a count from its start)."""
+        """Show ``done`` sweeps of ``chain`` (a count from its start).
+
+        Parameters
+        ----------
+        chain : int
+            The chain's index.
+        done : int
+            The sweeps the chain has done, warm-up included.
+        """
         if not self._bars:
             return
         with self._lock:
@@ -80,7 +106,19 @@ class ChainProgress:
                 bar.update(done - bar.n)
 
     def report(self, chain):
-        """The reporter of ``chain`` in this process (None when nothing is shown)."""
+        """The reporter of ``chain`` in this process (None when nothing is shown).
+
+        Parameters
+        ----------
+        chain : int
+            The chain's index.
+
+        Returns
+        -------
+        report : callable or None
+            ``report(done)`` shows ``done`` sweeps of ``chain`` (:meth:`update`); None when
+            nothing is shown.
+        """
         return (lambda done: self.update(chain, done)) if self._bars else None
 
     @contextmanager

@@ -52,12 +52,65 @@ class DPCapacityError(RuntimeError):
 
 
 class M3LAKData(NamedTuple):
+    """The data the sampler runs on (:func:`prepare_data`): the views, the mask of the observed
+    views and the labels. ``N`` is the number of samples, ``V`` the number of views and ``D_i``
+    the features of view ``i``; in a data-sharded run (:func:`shard_m3lak_data`) ``N`` includes
+    the padding rows.
+
+    Parameters
+    ----------
+    Xs : tuple of jax.Array of shape (N, D_i)
+        The views, one array per view, float64; the rows of a missing view are zero-filled.
+    obs : jax.Array of shape (N, V), dtype bool
+        Whether view ``i`` of sample ``n`` is observed.
+    y : jax.Array of shape (N,)
+        The labels, ``-1.0`` or ``+1.0`` (``0.0`` on the padding rows of a sharded run).
+    """
+
     Xs: tuple  # per view (N, D_i), missing rows zero-filled
     obs: jnp.ndarray  # (N, V) bool
     y: jnp.ndarray  # (N,) ±1 float
 
 
 class M3LAKLatent(NamedTuple):
+    """The latent variables of one chain: the model's parameters that a sweep draws
+    (``docs/m3lak_sampler.md``).
+
+    ``N`` is the number of samples, ``V`` the number of views, ``D_i`` the features of view
+    ``i``, ``m`` the dimension of the shared latent (``n_latent``), ``K`` that of each view's own
+    latent (``n_view_latent``) and ``M`` the number of frequencies (``n_frequencies``).
+
+    Parameters
+    ----------
+    H : jax.Array of shape (N, m)
+        The shared latent points ``h_n``, one per row.
+    Us : tuple of jax.Array of shape (N, K)
+        Each view's own latent ``u_n^i``, one array per view.
+    Ws : tuple of jax.Array of shape (D_i, m)
+        The loadings ``W_i`` of the shared latent, one array per view.
+    Vs : tuple of jax.Array of shape (D_i, K)
+        The loadings ``V_i`` of each view's own latent, one array per view.
+    tau : jax.Array of shape (V,) or (D,)
+        The noise precisions ``τ``: one per view (``noise="view"``), or one per feature, the
+        views' ``D = Σ_i D_i`` features in order (``noise="feature"``).
+    r : jax.Array of shape (V, m)
+        The ARD precisions ``r_ij`` of the columns of each ``W_i``.
+    omega : jax.Array of shape (M, m)
+        The frequencies ``Ω``, one ``ω_j`` per row.
+    beta : jax.Array of shape (2M + 1,)
+        The classifier's weights ``β``: ``M`` cosine weights, ``M`` sine weights, the bias.
+    lam : jax.Array of shape (N,)
+        The hinge's augmentation variables ``λ_n`` (Polson and Scott 2011); ones under the
+        logistic likelihood, which does not use them.
+    v : jax.Array of shape ()
+        The prior precision of ``β``: the fixed ``v``, or a latent variable with ``v_prior``.
+    dp : DPState
+        The table of the frequencies' DP mixture (``dp_capacity`` slots); under the
+        ``"gaussian"`` spectrum a fixed one-component table.
+    psi0 : jax.Array of shape () or None, default=None
+        The NIW scale ``ψ`` with ``niw_psi0_prior``; else None (fixed).
+    """
+
     H: jnp.ndarray
     Us: tuple
     Ws: tuple
@@ -73,6 +126,53 @@ class M3LAKLatent(NamedTuple):
 
 
 class M3LAKState(NamedTuple):
+    """The state of one M3LAK chain, what
+    :class:`~bayesmv.inference.m3lak_sampler.kernel.M3LAKKernel` passes from one sweep to the
+    next: the sweep count, the stored draw, the latent variables, the step-size adaptation of
+    the two HMC blocks and the last sweep's statistics.
+
+    Every field is a scalar (shape ``()``) unless given otherwise; a batch of chains (a
+    vectorized run, or :class:`M3LAKPosterior`'s ``last_state`` of several chains) has a
+    leading chain axis on every field.
+
+    Parameters
+    ----------
+    i : jax.Array of shape (), dtype int32
+        The number of sweeps done since the chain started, warm-up included; the step sizes
+        adapt while it is below ``num_warmup``.
+    outputs : dict of str to jax.Array
+        The stored quantities of the current draw
+        (:func:`~bayesmv.inference.m3lak_sampler.sweep.sweep_outputs`).
+    latent : M3LAKLatent
+        The chain's latent variables.
+    da_H : tuple
+        The dual-averaging state of the log step size of the ``H`` block (NumPyro's
+        :func:`~numpyro.infer.hmc_util.dual_averaging`: ``(x_t, x_avg, g_avg, t, prox_center)``).
+    da_omega : tuple
+        The same for the ``Ω`` (or joint ``(β, Ω)``) block.
+    step_size_H : jax.Array of shape ()
+        The leapfrog step size of the ``H`` rows' HMC.
+    step_size_omega : jax.Array of shape ()
+        The leapfrog step size of the ``Ω`` (or joint ``(β, Ω)``) HMC move.
+    accept_prob_H : jax.Array of shape ()
+        The mean acceptance probability of the ``H`` rows in the last sweep (0 before the
+        first).
+    accept_prob_omega : jax.Array of shape ()
+        The acceptance probability of the ``Ω`` (or joint ``(β, Ω)``) move in the last sweep
+        (0 before the first).
+    diverging : jax.Array of shape (), dtype bool
+        Whether either HMC block diverged in the last sweep.
+    nonfinite : jax.Array of shape (), dtype int32
+        0, or the code of the first block that produced non-finite values
+        (:data:`BLOCK_NAMES`).
+    rng_key : jax.Array
+        The chain's PRNG key, split at each sweep.
+    diverging_H : jax.Array of shape (), dtype bool
+        Whether any row of ``H`` diverged in the last sweep.
+    diverging_omega : jax.Array of shape (), dtype bool
+        Whether the ``Ω`` (or joint ``(β, Ω)``) move diverged in the last sweep.
+    """
+
     i: jnp.ndarray
     outputs: dict
     latent: M3LAKLatent
@@ -90,12 +190,27 @@ class M3LAKState(NamedTuple):
 
 
 class SweepInfo(NamedTuple):
-    """What one sweep reports besides the new latents: the mean acceptance probability of the
-    ``H`` rows and that of the ``Ω`` (or joint ``(β, Ω)``) move; ``diverging``, whether either
-    HMC block diverged (energy error above
-    :data:`~bayesmv.inference.hmc.DIVERGENCE_THRESHOLD`), and the same per block:
-    ``diverging_H`` (any row of ``H``) and ``diverging_omega``; ``nonfinite``, 0 or the code of
-    the first block that produced non-finite values (:data:`BLOCK_NAMES`)."""
+    """What one sweep reports besides the new latents.
+
+    A block diverges when its energy error exceeds
+    :data:`~bayesmv.inference.hmc.DIVERGENCE_THRESHOLD`.
+
+    Parameters
+    ----------
+    accept_prob_H : jax.Array of shape ()
+        The mean acceptance probability of the ``H`` rows.
+    accept_prob_omega : jax.Array of shape ()
+        The acceptance probability of the ``Ω`` (or joint ``(β, Ω)``) move.
+    diverging : jax.Array of shape (), dtype bool
+        Whether either HMC block diverged.
+    nonfinite : jax.Array of shape (), dtype int32
+        0, or the code of the first block that produced non-finite values
+        (:data:`BLOCK_NAMES`).
+    diverging_H : jax.Array of shape (), dtype bool
+        Whether any row of ``H`` diverged.
+    diverging_omega : jax.Array of shape (), dtype bool
+        Whether the ``Ω`` (or joint ``(β, Ω)``) move diverged.
+    """
 
     accept_prob_H: jnp.ndarray
     accept_prob_omega: jnp.ndarray
@@ -106,9 +221,25 @@ class SweepInfo(NamedTuple):
 
 
 class M3LAKPosterior(NamedTuple):
-    """Draws grouped by chain ``(chain, draw, ...)``, the per-draw sampler statistics, the last
-    :class:`M3LAKState` (leading chain axis when ``num_chains > 1``) and ``chain_states``, the
-    same states in the form :func:`run_m3lak`'s ``init_state`` takes to continue the chains."""
+    """The result of :func:`~bayesmv.inference.m3lak_sampler.run.run_m3lak`: the draws grouped by
+    chain, the per-draw sampler statistics and the chains' last states.
+
+    Parameters
+    ----------
+    samples : dict of str to array
+        The draws by name (the stored quantities of
+        :func:`~bayesmv.inference.m3lak_sampler.sweep.sweep_outputs`), each of shape
+        ``(chain, draw, ...)``.
+    extra_stats : dict of str to array
+        The per-draw sampler statistics by name
+        (:data:`~bayesmv.inference.m3lak_sampler.run.EXTRA_FIELDS`), each of shape
+        ``(chain, draw)``.
+    last_state : M3LAKState
+        The last :class:`M3LAKState` (leading chain axis when ``num_chains > 1``).
+    chain_states : object, default=None
+        The same states in the form ``run_m3lak``'s ``init_state`` takes to continue the
+        chains.
+    """
 
     samples: dict
     extra_stats: dict
