@@ -32,9 +32,45 @@ __all__ = [
 class FitTrace:
     """Result container of a deterministic / MAP fit.
 
-    ``estimates`` maps names to final arrays; ``traces`` maps names to per-iteration 1-D arrays
-    (``"objective"`` is the one convergence is judged on); ``converged`` is the optimiser's own
-    verdict (``None`` when it has none, e.g. online learners).
+    :func:`summary` and :func:`check_convergence` accept it as they accept an ArviZ posterior;
+    :meth:`to_inference_data` converts it to one.
+
+    Parameters
+    ----------
+    estimates : dict of str to array-like, default={}
+        Maps names to final arrays (any shape).
+    traces : dict of str to array-like of shape (n_iter,), default={}
+        Maps names to per-iteration 1-D arrays (``"objective"`` is the one convergence is
+        judged on).
+    converged : bool or None, default=None
+        The optimiser's own verdict (``None`` when it has none, e.g. online learners).
+    method : str, default=""
+        Name of the method that produced the fit.
+
+    Attributes
+    ----------
+    objective : ndarray of shape (n_iter,)
+        The ``objective`` trace as an array (empty if none was recorded).
+    n_iter : int
+        Number of iterations recorded (the longest trace).
+
+    See Also
+    --------
+    check_convergence : Check a fit's convergence.
+    summary : Summary table of a fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.diagnostics import FitTrace
+    >>> trace = FitTrace(
+    ...     estimates={"w": np.array([0.5, 0.5])},
+    ...     traces={"objective": np.array([3.0, 2.0, 1.5])},
+    ...     converged=True,
+    ...     method="gradient descent",
+    ... )
+    >>> trace.n_iter, float(trace.objective[-1])
+    (3, 1.5)
     """
 
     estimates: dict = field(default_factory=dict)
@@ -53,8 +89,17 @@ class FitTrace:
         return int(max((len(np.atleast_1d(t)) for t in self.traces.values()), default=0))
 
     def to_inference_data(self) -> xr.DataTree:
-        """ArviZ posterior (``xarray.DataTree``) with the estimates as a one-draw ``posterior``
-        and each trace in ``sample_stats`` along ``draw`` (one draw per iteration, one chain)."""
+        """ArviZ posterior (``xarray.DataTree``) of the fit.
+
+        The estimates form a one-draw ``posterior`` and each trace is in ``sample_stats`` along
+        ``draw`` (one draw per iteration, one chain).
+
+        Returns
+        -------
+        idata : xarray.DataTree
+            The groups ``posterior`` (one chain, one draw) and ``sample_stats`` (one chain,
+            one draw per iteration); an empty group is left out.
+        """
         groups = {
             "posterior": {k: np.asarray(v)[None, None, ...] for k, v in self.estimates.items()},
             "sample_stats": {k: np.asarray(v)[None, :] for k, v in self.traces.items()},
@@ -220,7 +265,24 @@ def summary(data, var_names=None, **kwargs):
 
 @dataclass
 class VariableDiagnostics:
-    """Worst-case diagnostics of one variable over its elements."""
+    """Worst-case diagnostics of one variable over its elements.
+
+    One row of a :class:`ConvergenceReport`.
+
+    Parameters
+    ----------
+    name : str
+        Name of the variable (or, for a :class:`FitTrace`, of the trace).
+    r_hat : float
+        Largest r̂ over the variable's elements (NaN for a ``FitTrace`` or a single chain).
+    ess_bulk : float
+        Smallest bulk effective sample size over its elements (NaN for a ``FitTrace``).
+    ess_tail : float
+        Smallest tail effective sample size over its elements (NaN for a ``FitTrace``).
+    passed : bool
+        Whether the variable meets the thresholds of the report (for a ``FitTrace``: whether
+        the trace is non-empty and finite).
+    """
 
     name: str
     r_hat: float
@@ -231,7 +293,41 @@ class VariableDiagnostics:
 
 @dataclass
 class ConvergenceReport:
-    """Per-variable convergence verdict; ``str(report)`` is a readable table."""
+    """Per-variable convergence verdict; ``str(report)`` is a readable table.
+
+    Returned by :func:`check_convergence`.
+
+    Parameters
+    ----------
+    variables : list of VariableDiagnostics
+        The diagnostics of each variable checked.
+    rhat_max : float
+        Largest r̂ that passes.
+    ess_min : float
+        Smallest bulk and tail ESS that pass.
+    divergences : int, default=0
+        Number of divergent transitions.
+    n_chains : int, default=0
+        Number of chains.
+    n_draws : int, default=0
+        Number of draws per chain (for a :class:`FitTrace`, the number of iterations).
+    notes : list of str, default=[]
+        Problems found; any note fails the report.
+    info : list of str, default=[]
+        Remarks that do not fail it.
+
+    Attributes
+    ----------
+    passed : bool
+        True when every variable meets its thresholds, no transition diverged and no note was
+        raised.
+    failed : list of str
+        Names of the variables that miss a threshold.
+
+    See Also
+    --------
+    check_convergence : Check a fit's convergence against thresholds.
+    """
 
     variables: list
     rhat_max: float
@@ -253,7 +349,14 @@ class ConvergenceReport:
         return [v.name for v in self.variables if not v.passed]
 
     def to_dataframe(self):
-        """The per-variable diagnostics as a pandas ``DataFrame`` indexed by variable name."""
+        """The per-variable diagnostics as a pandas ``DataFrame`` indexed by variable name.
+
+        Returns
+        -------
+        df : pandas.DataFrame
+            One row per variable, indexed by ``name``, with the columns ``r_hat``,
+            ``ess_bulk``, ``ess_tail`` and ``passed``.
+        """
         import pandas as pd
 
         return pd.DataFrame([vars(v) for v in self.variables]).set_index("name")

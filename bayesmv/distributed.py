@@ -59,6 +59,24 @@ DATA_AXIS = "data"
 
 
 class ProcessInfo(NamedTuple):
+    """Where this process stands in the (possibly multi-host) JAX runtime.
+
+    Returned by :func:`process_info` and :func:`initialize`.
+
+    Parameters
+    ----------
+    process_index : int
+        Index of this process, in ``[0, process_count)``.
+    process_count : int
+        Number of processes.
+    local_device_count : int
+        Number of devices of this process.
+    device_count : int
+        Number of devices of all processes.
+    platform : str
+        Platform of the first device (``"cpu"``, ``"gpu"``, ``"tpu"``).
+    """
+
     process_index: int
     process_count: int
     local_device_count: int

@@ -20,6 +20,49 @@ class MultiViewArray:
     views (all-NaN rows) stay missing. Columns are not indexed: take them from ``.views``.
     ``np.asarray(X)`` gives the views side by side. Every bayesmv estimator accepts it wherever it
     accepts a list of views.
+
+    Parameters
+    ----------
+    views : list of array-like of shape (n_samples, n_features_v) or MultiViewArray
+        The views, one 2-D array per view, all with the same number of samples (a list or a
+        tuple). A ``MultiViewArray`` is wrapped again with the same views.
+
+    Attributes
+    ----------
+    views : list of ndarray of shape (n_samples, n_features_v)
+        The views.
+    n_views : int
+        Number of views.
+    n_features_per_view : tuple of int
+        Number of features of each view.
+    shape : tuple of int
+        ``(n_samples, total number of features)``, as for the views side by side.
+    ndim : int
+        2: scikit-learn's splitters see a samples × features array.
+
+    Raises
+    ------
+    TypeError
+        If ``views`` is a NumPy array or not a list or tuple.
+    ValueError
+        If there is no view, a view is not 2-D, or the views have different numbers of
+        samples.
+
+    See Also
+    --------
+    MultiViewArray.from_columns : The views from the column blocks of one 2-D array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.datasets import MultiViewArray
+    >>> X = MultiViewArray([np.zeros((4, 2)), np.ones((4, 3))])
+    >>> len(X), X.shape, X.n_features_per_view
+    (4, (4, 5), (2, 3))
+    >>> X[[0, 2]]
+    MultiViewArray(n_samples=2, n_features_per_view=(2, 3))
+    >>> np.asarray(X[1]).shape
+    (1, 5)
     """
 
     __slots__ = ("_views",)
@@ -44,7 +87,37 @@ class MultiViewArray:
 
     @classmethod
     def from_columns(cls, X, n_features_per_view):
-        """Split a 2-D array's columns into consecutive views of ``n_features_per_view``."""
+        """Split a 2-D array's columns into consecutive views of ``n_features_per_view``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The views side by side.
+        n_features_per_view : sequence of int
+            Number of columns of each view, in order; positive, summing to ``n_features``.
+
+        Returns
+        -------
+        X_views : MultiViewArray
+            The views, each a block of consecutive columns of ``X``.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is not 2-D, or the sizes are not positive or do not sum to its number of
+            columns.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayesmv.datasets import MultiViewArray
+        >>> X = MultiViewArray.from_columns(np.arange(10.0).reshape(2, 5), [2, 3])
+        >>> X.n_features_per_view
+        (2, 3)
+        >>> X.views[1]
+        array([[2., 3., 4.],
+               [7., 8., 9.]])
+        """
         X = np.asarray(X)
         sizes = [int(d) for d in n_features_per_view]
         if X.ndim != 2 or any(d <= 0 for d in sizes) or sum(sizes) != X.shape[1]:

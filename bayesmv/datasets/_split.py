@@ -66,11 +66,56 @@ def train_test_split_views(Xs, y, test_size=0.25, random_state=0, stratify=True,
 
 
 class MultiViewStandardScaler:
-    """Per-view, per-feature standardisation fitted on observed rows (NaN rows are left NaN)."""
+    """Per-view, per-feature standardisation fitted on observed rows (NaN rows are left NaN).
+
+    Each feature of each view is centred by its mean and divided by its standard deviation over
+    the observed rows of the training views; a constant feature keeps scale 1.
+
+    Attributes
+    ----------
+    mean_ : list of ndarray of shape (n_features_v,)
+        Each view's feature means over its observed rows.
+    scale_ : list of ndarray of shape (n_features_v,)
+        Each view's feature standard deviations over its observed rows (1 for a constant
+        feature).
+
+    See Also
+    --------
+    standardize_views : Standardise training and test views with the training statistics.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.datasets import MultiViewStandardScaler
+    >>> Xs = [np.array([[0.0, 1.0], [2.0, 1.0], [np.nan, np.nan]]), np.array([[1.0], [3.0], [5.0]])]
+    >>> scaler = MultiViewStandardScaler().fit(Xs)
+    >>> scaler.mean_[0], scaler.scale_[0]
+    (array([1., 1.]), array([1., 1.]))
+    >>> scaler.transform(Xs)[0]
+    array([[-1.,  0.],
+           [ 1.,  0.],
+           [nan, nan]])
+    """
 
     def fit(self, Xs):
-        """Per-view feature means and standard deviations over the observed rows of ``Xs``
-        (a constant feature keeps scale 1); returns ``self``.
+        """Per-view feature means and standard deviations over the observed rows of ``Xs``.
+
+        A constant feature keeps scale 1.
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_v)
+            The training views; missing views are all-NaN rows.
+
+        Returns
+        -------
+        self : object
+            The fitted scaler.
+
+        Raises
+        ------
+        ValueError
+            If the views are invalid (:func:`check_views`).
         """
         Xs = check_views(Xs, allow_missing=True)
         self.mean_ = [np.nanmean(X, axis=0) for X in Xs]
@@ -79,7 +124,26 @@ class MultiViewStandardScaler:
         return self
 
     def transform(self, Xs):
-        """Each view centred and scaled by the fitted statistics; missing rows stay NaN."""
+        """Each view centred and scaled by the fitted statistics; missing rows stay NaN.
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_v)
+            The views, with the feature counts of the views seen in :meth:`fit`.
+
+        Returns
+        -------
+        Xs_scaled : list of ndarray of shape (n_samples, n_features_v)
+            The standardised views.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the scaler is not fitted.
+        ValueError
+            If the views are invalid (:func:`check_views`) or their feature counts differ from
+            the fitted ones.
+        """
         if not hasattr(self, "mean_"):
             from sklearn.exceptions import NotFittedError
 
@@ -88,7 +152,18 @@ class MultiViewStandardScaler:
         return [(X - m) / s for X, m, s in zip(Xs, self.mean_, self.scale_)]
 
     def fit_transform(self, Xs):
-        """``fit(Xs)``, then ``transform(Xs)``."""
+        """``fit(Xs)``, then ``transform(Xs)``.
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_v)
+            The training views; missing views are all-NaN rows.
+
+        Returns
+        -------
+        Xs_scaled : list of ndarray of shape (n_samples, n_features_v)
+            The standardised training views.
+        """
         return self.fit(Xs).transform(Xs)
 
 

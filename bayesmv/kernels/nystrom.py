@@ -150,7 +150,22 @@ def pinv_sqrt(W, rcond=None):
 
 
 class NystromFactors(NamedTuple):
-    """Nyström factors of one kernel: ``K ≈ U U'``."""
+    """Nyström factors of one kernel: ``K ≈ U U'``.
+
+    Returned by :func:`nystrom` and :func:`nystrom_from_columns`; :func:`nystrom_transform`
+    extends them to test samples. ``U`` and ``W_pinv_sqrt`` are in the namespace of the kernel
+    (NumPy or JAX).
+
+    Parameters
+    ----------
+    landmarks : ndarray of int of shape (p,)
+        Indices ``S`` of the ``p`` landmark samples.
+    W_pinv_sqrt : ndarray or jax.Array of shape (p, p)
+        ``(K[S, S]^+)^{1/2}``, the square root of the pseudo-inverse of the kernel between the
+        landmarks.
+    U : ndarray or jax.Array of shape (n, p)
+        The factor ``U = K[:, S] (K[S, S]^+)^{1/2}``, so that ``K ≈ U U'``.
+    """
 
     landmarks: np.ndarray  # indices S of the p landmark samples
     W_pinv_sqrt: np.ndarray | jnp.ndarray  # (p, p): (K[S, S]^+)^{1/2}
@@ -281,7 +296,27 @@ def nystrom(
 
 
 class BlockNystrom(NamedTuple):
-    """Block-wise Nyström over views with one shared landmark set (MVML §3.5)."""
+    """Block-wise Nyström over views with one shared landmark set (MVML §3.5).
+
+    Returned by :func:`block_nystrom`; ``blockdiag(U_1, ..., U_V)`` approximates the square
+    root of ``H = blockdiag(K_1, ..., K_V)``.
+
+    Parameters
+    ----------
+    landmarks : ndarray of int of shape (p,)
+        Indices ``S`` of the ``p`` landmark samples, shared by the views.
+    factors : list of NystromFactors
+        One :class:`NystromFactors` per view.
+    kernels : list of Kernel or None
+        One bound kernel per view (None when precomputed).
+    landmark_views : list of array-like of shape (p, n_features_v) or None
+        The landmark rows of each view (None when precomputed).
+
+    Attributes
+    ----------
+    U : list of array-like of shape (n, p)
+        The per-view factors ``U_v``.
+    """
 
     landmarks: np.ndarray
     factors: list  # one NystromFactors per view
@@ -294,7 +329,26 @@ class BlockNystrom(NamedTuple):
         return [f.U for f in self.factors]
 
     def transform(self, Xs):
-        """Test factors ``U_test_v`` for new views ``Xs`` (raw data; not for precomputed kernels)."""
+        """Test factors ``U_test_v`` for new views ``Xs`` (raw data; not for precomputed kernels).
+
+        ``U_test_v = k_v(X_v, landmark_views[v]) (W_v^+)^{1/2}`` (:func:`nystrom_transform`).
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (m, n_features_v)
+            The new samples of each view.
+
+        Returns
+        -------
+        Us_test : list of array-like of shape (m, p)
+            The test factors of each view, in the namespace of the view (``jax.Array`` for JAX
+            input).
+
+        Raises
+        ------
+        ValueError
+            If the factors were built from precomputed kernels; use :meth:`transform_columns`.
+        """
         if self.kernels[0] is None:
             raise ValueError("this BlockNystrom was built from precomputed kernels; use transform_columns")
         return [
@@ -303,7 +357,22 @@ class BlockNystrom(NamedTuple):
         ]
 
     def transform_columns(self, Qs_test):
-        """Test factors from test-vs-landmark kernel columns ``Q_test_v`` (shape ``(m, p)``)."""
+        """Test factors from test-vs-landmark kernel columns ``Q_test_v`` (shape ``(m, p)``).
+
+        ``U_test_v = Q_test_v (W_v^+)^{1/2}`` (:func:`nystrom_transform`); for factors built from
+        precomputed kernels too.
+
+        Parameters
+        ----------
+        Qs_test : list of array-like of shape (m, p)
+            The kernel of each view between the ``m`` test samples and the ``p`` landmarks.
+
+        Returns
+        -------
+        Us_test : list of array-like of shape (m, p)
+            The test factors of each view, in the namespace of ``Q_test_v`` (``jax.Array`` for
+            JAX input).
+        """
         return [nystrom_transform(Q, f) for Q, f in zip(Qs_test, self.factors)]
 
 

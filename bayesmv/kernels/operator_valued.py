@@ -29,7 +29,48 @@ __all__ = [
 class SeparableKernel:
     """Separable kernel ``K(x, x') = k(x, x') T`` with a PSD ``d x d`` matrix ``T``.
 
-    ``T`` is given as a nested tuple or array; ``kernel``/``kernel_params`` select ``k``.
+    ``T`` is given as a nested tuple or array; ``kernel``/``kernel_params`` select ``k``. The
+    instance is frozen and hashable: ``T`` is stored as a nested tuple and ``kernel_params`` as
+    a sorted tuple of ``(name, value)`` pairs.
+
+    Parameters
+    ----------
+    kernel : str, callable or Kernel, default="rbf"
+        The scalar kernel ``k``, as accepted by :func:`~bayesmv.kernels.get_kernel`.
+    T : array-like of shape (d, d), default=((1.0,),)
+        The output matrix: symmetric, positive semi-definite.
+    kernel_params : dict or tuple of (str, object) pairs, default=()
+        Parameters of the scalar kernel (``gamma``, ...).
+
+    Attributes
+    ----------
+    output_dim : int
+        Number of outputs (the size of ``T``).
+    scalar_kernel : Kernel
+        The scalar kernel ``k`` as a :class:`~bayesmv.kernels.Kernel`.
+    T_matrix : jax.Array of shape (d, d)
+        The output operator ``T`` as a JAX array.
+
+    Raises
+    ------
+    ValueError
+        If ``T`` is not a square matrix or not symmetric.
+
+    See Also
+    --------
+    SumOfSeparableKernels : A weighted sum of separable kernels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import SeparableKernel
+    >>> K = SeparableKernel("linear", T=[[2.0, 1.0], [1.0, 2.0]])
+    >>> X = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
+    >>> K.output_dim, K.gram(X).shape  # sample-major blocks
+    (2, (6, 6))
+    >>> np.asarray(K(X[0], X[1]))  # k(x, y) = <x, y> = 1
+    array([[2., 1.],
+           [1., 2.]])
     """
 
     kernel: object = "rbf"
@@ -67,14 +108,53 @@ class SeparableKernel:
         return k * self.T_matrix.astype(k.dtype)
 
     def gram(self, X, Y=None):
-        """Block Gram ``kron(k(X, Y), T)``: shape ``(n d, m d)``."""
+        """Block Gram ``kron(k(X, Y), T)``: shape ``(n d, m d)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features)
+            The first samples.
+        Y : array-like of shape (m, n_features), default=None
+            The second samples; ``None`` uses ``Y = X``.
+
+        Returns
+        -------
+        G : jax.Array of shape (n d, m d)
+            The sample-major block Gram matrix: block ``(i, j)`` is ``k(x_i, y_j) T``.
+        """
         Kx = self.scalar_kernel(X, Y)
         return jnp.kron(Kx, self.T_matrix.astype(Kx.dtype))
 
 
 @dataclass(frozen=True)
 class SumOfSeparableKernels:
-    """``K(x, x') = Σ_l weights_l k_l(x, x') T_l`` — e.g. ONORMA's non-separable kernel."""
+    """``K(x, x') = Σ_l weights_l k_l(x, x') T_l`` — e.g. ONORMA's non-separable kernel.
+
+    The instance is frozen and hashable; :func:`nonseparable_kernel` builds ONORMA's.
+
+    Parameters
+    ----------
+    kernels : tuple of SeparableKernel, default=()
+        The terms ``k_l(x, x') T_l``; at least one, all with the same ``output_dim``.
+    weights : tuple of float, default=()
+        The non-negative weight of each term; empty: 1 for every term.
+
+    Attributes
+    ----------
+    output_dim : int
+        Number of outputs, shared by the terms.
+
+    Raises
+    ------
+    ValueError
+        If there is no kernel, the number of weights differs from the number of kernels, the
+        kernels have different output dimensions or a weight is negative.
+
+    See Also
+    --------
+    SeparableKernel : One term ``k(x, x') T``.
+    nonseparable_kernel : ONORMA's non-separable kernel.
+    """
 
     kernels: tuple = field(default_factory=tuple)
     weights: tuple = ()
@@ -101,7 +181,20 @@ class SumOfSeparableKernels:
         return sum(w * k(x, y) for w, k in zip(self.weights, self.kernels))
 
     def gram(self, X, Y=None):
-        """The block Gram matrix ``Σ_j w_j K_j(X, Y) ⊗ T_j`` between ``X`` and ``Y`` (``X`` if None)."""
+        """The block Gram matrix ``Σ_j w_j K_j(X, Y) ⊗ T_j`` between ``X`` and ``Y`` (``X`` if None).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features)
+            The first samples.
+        Y : array-like of shape (m, n_features), default=None
+            The second samples; ``None`` uses ``Y = X``.
+
+        Returns
+        -------
+        G : jax.Array of shape (n d, m d)
+            The sample-major block Gram matrix, ``d`` being ``output_dim``.
+        """
         return sum(w * k.gram(X, Y) for w, k in zip(self.weights, self.kernels))
 
 
@@ -155,7 +248,28 @@ class DiagonalMultiViewKernel:
     """MVL §7.1: ``G(x, t) = diag(k^1(x^1, t^1), ..., k^m(x^m, t^m))`` on multi-view inputs.
 
     ``kernels`` holds one bound scalar kernel per view (see ``get_kernel``). Inputs are lists of
-    views, each ``(n, d_v)``.
+    views, each ``(n, d_v)``. The instance is frozen and hashable.
+
+    Parameters
+    ----------
+    kernels : tuple of Kernel, default=()
+        One bound scalar kernel per view, as returned by :func:`~bayesmv.kernels.get_kernel`.
+
+    Attributes
+    ----------
+    output_dim : int
+        Number of outputs: one per view.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import DiagonalMultiViewKernel, get_kernel
+    >>> G = DiagonalMultiViewKernel((get_kernel("linear"), get_kernel("rbf", gamma=0.5)))
+    >>> Xs = [np.ones((3, 2)), np.zeros((3, 4))]
+    >>> G.output_dim, G.gram(Xs).shape  # sample-major blocks
+    (2, (6, 6))
+    >>> [K.shape for K in G.view_grams(Xs, [X[:1] for X in Xs])]
+    [(3, 1), (3, 1)]
     """
 
     kernels: tuple = ()
@@ -166,14 +280,50 @@ class DiagonalMultiViewKernel:
         return len(self.kernels)
 
     def view_grams(self, Xs, Ys=None):
-        """The Gram matrix of each view's kernel between ``Xs`` and ``Ys`` (``Xs`` if None)."""
+        """The Gram matrix of each view's kernel between ``Xs`` and ``Ys`` (``Xs`` if None).
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n, d_v)
+            The first samples, one array per view.
+        Ys : list of array-like of shape (n2, d_v), default=None
+            The second samples, one array per view; ``None`` uses ``Ys = Xs``.
+
+        Returns
+        -------
+        Ks : list of array-like of shape (n, n2)
+            The Gram matrix ``k^v(Xs[v], Ys[v])`` of each view.
+
+        Raises
+        ------
+        ValueError
+            If ``Xs`` or ``Ys`` does not have one array per kernel.
+        """
         Ys = Xs if Ys is None else Ys
         if len(Xs) != len(self.kernels) or len(Ys) != len(self.kernels):
             raise ValueError(f"expected {len(self.kernels)} views, got {len(Xs)} and {len(Ys)}")
         return [k(X, Y) for k, X, Y in zip(self.kernels, Xs, Ys)]
 
     def gram(self, Xs, Ys=None):
-        """Sample-major block Gram: block ``(i, j)`` is ``diag_v K_v[i, j]``; shape ``(n m, n' m)``."""
+        """Sample-major block Gram: block ``(i, j)`` is ``diag_v K_v[i, j]``; shape ``(n m, n' m)``.
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n, d_v)
+            The first samples, one array per view.
+        Ys : list of array-like of shape (n2, d_v), default=None
+            The second samples, one array per view; ``None`` uses ``Ys = Xs``.
+
+        Returns
+        -------
+        G : jax.Array of shape (n m, n2 m)
+            The block Gram matrix, ``m`` being the number of views.
+
+        Raises
+        ------
+        ValueError
+            If ``Xs`` or ``Ys`` does not have one array per kernel.
+        """
         Ks = jnp.stack(self.view_grams(Xs, Ys))  # (m, n, n')
         m, n, n2 = Ks.shape
         eye = jnp.eye(m, dtype=Ks.dtype)

@@ -519,7 +519,39 @@ class Kernel:
     """A scalar kernel with bound parameters: ``Kernel(rbf_kernel, (("gamma", 0.5),))(X, Y)``.
 
     Hashable by value, so it can be a static argument of ``jax.jit`` without recompiling for
-    every new but equal instance.
+    every new but equal instance. Calling it, ``k(X, Y=None)``, gives the Gram matrix
+    ``fn(X, Y, **dict(params))``. :func:`get_kernel` builds one from a name or a callable.
+
+    Parameters
+    ----------
+    fn : callable
+        The kernel function ``fn(X, Y, **params)``, returning the Gram matrix between the rows
+        of ``X`` and ``Y`` (``X`` when ``Y`` is None).
+    params : tuple of (str, object) pairs, default=()
+        The bound parameters, as ``(name, value)`` pairs (sorted by name when built by
+        :func:`get_kernel`).
+
+    Attributes
+    ----------
+    name : str
+        The kernel's registered name (``"rbf"``, ...), or its function's name.
+
+    See Also
+    --------
+    get_kernel : A kernel with bound parameters, by name or callable.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.kernels import Kernel, rbf_kernel
+    >>> k = Kernel(rbf_kernel, (("gamma", 0.5),))
+    >>> k.name
+    'rbf'
+    >>> k(np.array([[0.0, 1.0], [1.0, 1.0]])).round(3)
+    array([[1.   , 0.607],
+           [0.607, 1.   ]])
+    >>> k == Kernel(rbf_kernel, (("gamma", 0.5),))
+    True
     """
 
     fn: Callable

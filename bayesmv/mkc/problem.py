@@ -152,7 +152,39 @@ class CompletionProblem(NamedTuple):
     """Everything the solver needs (NumPy): the scaled kernels ``Kz`` with missing entries 0, the
     pair weights ``W`` and ``P``, the per-view ``scale``, the ``observed`` mask, the rows the
     reconstruction weights may use (``rowmask``: the basis of ``"rnd"``, the samples any view
-    observes for ``"embd_hm"``), and the starting point ``theta0``, ``S0``."""
+    observes for ``"embd_hm"``), and the starting point ``theta0``, ``S0``.
+
+    Built by :func:`completion_problem` and handed to
+    :func:`~bayesmv.mkc.solver.solve_completion`; ``M`` is the number of views and ``n`` the
+    number of samples.
+
+    Parameters
+    ----------
+    Kz : ndarray of shape (M, n, n)
+        The kernel of each view divided by its ``scale``, with the entries of missing samples
+        set to 0.
+    W : ndarray of shape (M, n, n)
+        The weights of the within-view fit: 1 where the view observes both samples of the
+        pair, 0 elsewhere.
+    P : ndarray of shape (M, n)
+        The observed mask as floats (1 observed, 0 missing), weighting the rows of the
+        between-view term.
+    scale : ndarray of shape (M,)
+        The scale of each view: the mean of its observed diagonal (over the samples seen in
+        every view, when there are at least 2).
+    observed : ndarray of shape (M, n), dtype=bool
+        The mask of the samples each view observes.
+    rowmask : ndarray of shape (M, n) or (n,), dtype=bool
+        The rows the reconstruction weights may use: per view, the observed samples of the
+        random basis for ``"rnd"`` and the observed samples otherwise; for ``"embd_hm"``, one
+        row mask of the samples any view observes.
+    theta0 : ndarray of shape (M, n, n) or (n, n)
+        The starting point: the reconstruction weights (one ``(n, n)`` matrix shared by the
+        views for ``"embd_hm"``), or the kernels themselves for ``"sdp"``.
+    S0 : ndarray of shape (M, M)
+        The starting between-view weights: uniform, ``1 / (M - 1)`` off the diagonal and 0 on
+        it.
+    """
 
     Kz: np.ndarray
     W: np.ndarray

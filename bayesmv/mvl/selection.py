@@ -115,7 +115,31 @@ def supervised_manifold(gamma_B, gamma_W, graph):
 class ManifoldChoice(NamedTuple):
     """The problem :func:`choose_manifold` keeps: Gram matrices, their square roots and the
     Laplacians (``l x l`` for the supervised fit), its weights and graph, and the table of
-    every candidate."""
+    every candidate.
+
+    ``N`` is the number of points of the fit kept: the ``l`` labelled points for the
+    supervised fit, all points (labelled first) for a fit with the unlabelled points.
+
+    Parameters
+    ----------
+    Ks : list of ndarray of shape (N, N)
+        The Gram matrix of each view over the points of the fit kept.
+    Ps : list of ndarray of shape (N, N)
+        Their PSD square roots.
+    Ls : list of ndarray of shape (N, N) or None
+        The within-view Laplacians on ``graph``; None when ``gamma_W`` is 0.
+    gamma_B : float
+        The between-view weight of the fit kept.
+    gamma_W : float
+        The within-view weight of the fit kept.
+    graph : str
+        The graph of its within-view Laplacians.
+    table : dict of ndarray
+        Per candidate fit, the supervised fit first: ``gamma_B``, ``gamma_W``,
+        ``uses_unlabeled``, the leave-one-out scores of :func:`choose_by_loo` (``loo_score``,
+        ``gain``, ``gain_se``, ``loo_mse``) and ``normalized_cut`` (NaN unless
+        ``score="accuracy"``).
+    """
 
     Ks: list
     Ps: list

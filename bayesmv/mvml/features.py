@@ -112,7 +112,25 @@ class FeatureMap(NamedTuple):
     """What a test point needs besides the kernels: the landmark count ``n_landmarks`` (``n``
     on the full path), whether the Nyström path ran, the landmark indices, the per-view
     ``(W_v⁺)^{1/2}`` factors (None on the full path) and the landmark rows of the views (None
-    for precomputed kernels)."""
+    for precomputed kernels).
+
+    Returned by :func:`train_features` and used by :func:`out_of_sample_features`; the MVML
+    estimators store its fields as fitted attributes (``n_landmarks_``, ``nystrom_``, ...).
+
+    Parameters
+    ----------
+    n_landmarks : int
+        The number of landmarks ``p`` (``n`` on the full path).
+    nystrom : bool
+        Whether the block-Nyström path ran.
+    landmarks : ndarray of int of shape (p,)
+        The indices of the landmark samples (all ``n`` samples, in order, on the full path).
+    nystrom_factors : ndarray of shape (V, p, p) or None
+        The ``(W_v⁺)^{1/2}`` factor of each view on the Nyström path; None on the full path.
+    landmark_views : list of ndarray of shape (p, n_features_v) or None
+        The landmark rows of each view (the training views on the full path); None for
+        precomputed kernels.
+    """
 
     n_landmarks: int
     nystrom: bool

@@ -247,7 +247,53 @@ def _learned_metric_fits(U, A0, base, Y, lmbda, eta, mu0, max_iter, tol, max_bac
 class MVMLSolver:
     """Algorithm 1 on fixed features ``U``: the starting metric and kernel (``M Ã0 M'``'s thin
     eigendecomposition for the learned metric, else ``U'U`` or ``M Ã M'``) are computed once and
-    shared by every output and every ``(λ, η)`` the solver is asked for."""
+    shared by every output and every ``(λ, η)`` the solver is asked for.
+
+    The MVML estimators build one from their training features and settings (Huusari, Kadri &
+    Capponi 2018).
+
+    Parameters
+    ----------
+    U : ndarray of shape (V, n, q)
+        The per-view feature blocks (``q = n`` on the full path, ``q = p`` on the Nyström
+        path).
+    metric : {"learn", "sparse", "cov", "identity"}
+        The metric: learned (eq. 9/16), learned block-sparse (eq. 12/18), or fixed (MVML_Cov,
+        MVML_I).
+    full : bool
+        True on the full path (``U_v = K_v``), False on the Nyström path.
+    learn_weights : bool
+        Whether to learn the view weights ``w`` (eq. 10/17); otherwise every view weighs
+        ``1/V``.
+    max_iter : int
+        Maximum number of iterations of Algorithm 1 per fit.
+    tol : float
+        A fit stops once an iteration decreases the objective by at most ``tol`` times its
+        value.
+    max_backtrack : int, default=30
+        Maximum number of halvings of the step size in one metric update; when none decreases
+        the objective, the fit stops at a stationary point.
+
+    Attributes
+    ----------
+    V : int
+        Number of views.
+    n : int
+        Number of training samples.
+    q : int
+        Number of features of each view's block.
+    N : int
+        Size ``V q`` of the metric.
+    form : {"dual", "primal"}
+        ``"dual"`` when ``n <= N``, else ``"primal"``.
+    A0 : ndarray of shape (N, N)
+        The starting (or fixed) metric ``Ã``, view-major.
+    w0 : ndarray of shape (V,)
+        The starting view weights, ``1/V`` each.
+    aux0 : object
+        The starting kernel: ``M Ã0 M'``'s thin eigendecomposition for the learned metric,
+        else ``U'U`` (primal form) or ``M Ã M'``.
+    """
 
     def __init__(self, U, metric, full, learn_weights, max_iter, tol, max_backtrack=30):
         self.U = U
@@ -270,9 +316,29 @@ class MVMLSolver:
         self._pen_metric = metric if metric in ("learn", "sparse") else "fixed"
 
     def fit(self, Y, penalties):
-        """Algorithm 1 for every column of ``Y`` (``n x C``) under every ``(λ, η, μ0)`` of
-        ``penalties``; results in penalty-major order. The learned metric with fixed weights runs
-        all of them in one lockstep batch."""
+        """Algorithm 1 for every column of ``Y`` under every ``(λ, η, μ0)`` of ``penalties``.
+
+        ``Y`` is ``n x C``; the results are in penalty-major order. The learned metric with fixed
+        weights runs all of them in one lockstep batch.
+
+        Parameters
+        ----------
+        Y : array-like of shape (n, C)
+            The targets, one column per output.
+        penalties : sequence of tuple of float
+            The ``(λ, η, μ0)`` triples: the weight λ of ``<g, Ã⁺ g>``, the weight η of the
+            metric's penalty and the initial step size ``μ0`` of the metric updates.
+
+        Returns
+        -------
+        results : list of dict
+            One result per penalty and output (``len(penalties) * C``, penalty-major), with
+            the keys ``"A"`` (the fitted metric ``Ã``, or a callable that computes it; see
+            :meth:`metric_matrix`), ``"g"`` (the coefficients, shape ``(N,)``), ``"w"`` (the
+            view weights, shape ``(V,)``), ``"objective"`` (the objective at the start and
+            after each iteration), ``"step_size"`` (the step size of each iteration) and
+            ``"converged"`` (bool).
+        """
         Y = np.asarray(Y, dtype=np.float64)
         pen = np.repeat(np.asarray(penalties, dtype=np.float64), Y.shape[1], axis=0)
         rows = np.tile(Y.T, (len(penalties), 1))
@@ -308,7 +374,18 @@ class MVMLSolver:
         ]
 
     def metric_matrix(self, result):
-        """The fitted ``Ã`` of one result of :meth:`fit` as a matrix."""
+        """The fitted ``Ã`` of one result of :meth:`fit` as a matrix.
+
+        Parameters
+        ----------
+        result : dict
+            One result of :meth:`fit`.
+
+        Returns
+        -------
+        A : ndarray of shape (N, N)
+            The metric ``Ã``, view-major.
+        """
         A = result["A"]
         return A() if callable(A) else A
 
