@@ -48,13 +48,14 @@ nb_merge_streams = True
 myst_enable_extensions = ["dollarmath", "colon_fence"]
 myst_heading_anchors = 3
 
-# API reference: every name in a documented module's ``__all__``; a public name without a
-# docstring fails the build (numpydoc GL08 under ``-W``).
+# API reference: every name in a documented module's ``__all__``. Under ``-W`` a documented object
+# fails the build without a docstring (numpydoc GL08), with a parameter not documented, documented
+# but absent, without a type or a description (PR01, PR02, PR04, PR07), or without Returns (RT01).
 autodoc_default_options = {"members": True, "undoc-members": True, "member-order": "bysource"}
 autodoc_typehints = "none"
 autosummary_generate = False
 numpydoc_show_class_members = False
-numpydoc_validation_checks = {"GL08"}
+numpydoc_validation_checks = {"GL08", "PR01", "PR02", "PR04", "PR07", "RT01"}
 numpydoc_validation_exclude = {r"\.__init__$", r"\.__call__$"}
 
 html_theme = "pydata_sphinx_theme"

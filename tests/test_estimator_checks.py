@@ -39,7 +39,14 @@ _SCATTERED_NAN = (
 
 #: check name -> reason, per estimator class
 EXPECTED_FAILED = {
-    "M3LAKClassifier": {"check_estimators_pickle": _SCATTERED_NAN},
+    "M3LAKClassifier": {
+        "check_estimators_pickle": _SCATTERED_NAN,
+        "check_do_not_raise_errors_in_init_or_set_params": (
+            "the check passes the name of **deprecated_params (the previous release's parameter names, "
+            "kept for one release) as a parameter, which is refused; with every named parameter it passes "
+            "(test_m3lak_init_and_set_params_take_any_value)"
+        ),
+    },
     "ViewTransformer": {"check_estimators_pickle": _SCATTERED_NAN},
     "MKC": dict.fromkeys(
         [
@@ -182,3 +189,19 @@ def test_one_array_is_one_view_and_a_list_of_rows_too():
     assert multi.n_features_in_ == 5
     with pytest.raises(ValueError, match="Reshape your data"):
         a.predict(Xs[0][0])
+
+
+def test_m3lak_init_and_set_params_take_any_value():
+    """scikit-learn's check_do_not_raise_errors_in_init_or_set_params over the named parameters
+    (its own run also passes ``deprecated_params``, the name of the ``**`` parameter)."""
+    from inspect import Parameter, signature
+
+    named = [
+        k for k, p in signature(M3LAKClassifier).parameters.items() if p.kind is not Parameter.VAR_KEYWORD
+    ]
+    assert "sampler" in named and "deprecated_params" not in named
+    for value in [-1, 3.0, "helloworld", np.array([1.0, 4.0]), [1], {}, []]:
+        params = dict.fromkeys(named, value)
+        M3LAKClassifier(**params).set_params(**params)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        M3LAKClassifier(deprecated_params=1)

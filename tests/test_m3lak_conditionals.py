@@ -1106,5 +1106,5 @@ def test_niw_scale_warmup_hold_schedule():
     for bad in (-0.1, 1.0, float("nan"), True, "0.5", 0.5j):
         with pytest.raises(ValueError, match="niw_psi0_warmup_hold"):
             M3LAKConfig.paper(niw_psi0_prior=(1.0, 0.1), niw_psi0_warmup_hold=bad).validate()
-    with pytest.raises(ValueError, match="needs niw_psi0_prior"):
+    with pytest.raises(ValueError, match="needs M3LAKPriors.niw_psi0_prior"):
         M3LAKConfig.paper(niw_psi0_warmup_hold=0.5).validate()
