@@ -1,6 +1,6 @@
 """Gamma / Beta / chi-square variates that compile fast (one vectorised rejection loop).
 
-``jax.random.gamma`` compiles for ~10 s per call site on this machine; the sampler has many
+``jax.random.gamma`` compiles slowly at each call site (see the benchmark log); the sampler has many
 call sites, so we use Marsaglia & Tsang (2000) directly: for shape ``a >= 1`` with
 ``d = a - 1/3``, ``c = 1/sqrt(9d)``, propose ``v = (1 + c x)^3`` with ``x ~ N(0, 1)`` and accept
 when ``log u < x²/2 + d - d v + d log v``; all entries are proposed together until every one

@@ -2,9 +2,8 @@
 
 XLA:CPU runs LAPACK custom calls (Cholesky, triangular solves) through SciPy's OpenBLAS. Its
 worker threads spin-wait between calls and take the cores from XLA's own thread pool; the
-sampler's LAPACK calls are small (m×m, (2M+1)×(2M+1)), so one BLAS thread is fastest. Measured
-on the 2-core machine at N = 10,000: 0.40 s per sweep with OpenBLAS's default, 0.32 s with one
-thread (``benchmarks/m3lak_scaling.py``).
+sampler's LAPACK calls are small (m×m, (2M+1)×(2M+1)), so one BLAS thread is fastest
+(``benchmarks/m3lak_scaling.py``; the figures are in the benchmark log).
 """
 
 from __future__ import annotations
@@ -25,8 +24,8 @@ def pin_to_one_cpu(slot):
     """Restrict every thread of this process to one of the CPUs it may run on, the ``slot``-th
     (modulo their number); a no-op where the OS has no CPU affinity (not Linux). Called before
     JAX starts its CPU backend, this gives XLA:CPU a one-thread pool: each worker process of
-    the M3LAK chains then computes on its own core with no cross-thread scheduling, which was
-    1.2x faster at the demo's shapes than two workers each with a pool over both cores."""
+    the M3LAK chains then computes on its own core with no cross-thread scheduling, which is
+    faster than two workers each with a pool over both cores (see the benchmark log)."""
     if not (hasattr(os, "sched_setaffinity") and os.path.isdir("/proc/self/task")):
         return
     allowed = sorted(os.sched_getaffinity(0))

@@ -371,12 +371,9 @@ def mvl_ls_objective(Ks, Y, c, A, gamma_A, gamma_B=0.0, gamma_W=0.0, Ls=None):
 def _gcg(matvec_G, apply_H, rhs, lam, tol, max_iter):
     """Batched CG for ``(H G + lam I) a = rhs`` in the ``G``-inner product (columns independent).
 
-    Kept over ``jax.scipy.sparse.linalg.cg`` (``benchmarks/solvers.py``, 2026-11-26, MVL-LS at
-    n = 5,000): a library CG has only the Euclidean inner product, so it has to solve the
-    symmetric ``(G H G + lam G) a = G rhs``, whose condition number is squared; it stops at its
-    2,000 iterations (134 s, 52× the time) with relative residual 0.24, against 4.2e-5 after 58
-    iterations (2.6 s) here; at n = 20,000 (capped at 300 iterations) 352 s (10.7×) and residual
-    0.39, against 7.1e-5 after 55 iterations (33 s). Test accuracy is the same (0.966, 0.963).
+    Kept over ``jax.scipy.sparse.linalg.cg`` (``benchmarks/solvers.py``; its figures are on the
+    benchmarks page): a library CG has only the Euclidean inner product, so it has to solve the
+    symmetric ``(G H G + lam G) a = G rhs``, whose condition number is squared.
     """
     a = jnp.zeros_like(rhs)
     r = rhs

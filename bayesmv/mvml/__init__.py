@@ -21,7 +21,7 @@ One engine serves both of the paper's versions, written in terms of per-view fea
 
 Numerics (float64 NumPy/SciPy throughout, LAPACK Cholesky and ``eigh``): MVML is a short host-side
 loop of dense factorisations whose per-shape XLA compilation would cost more than the whole
-fit (26 compiles, ~1.9 s, against a 0.03 s fit at n = 500), so it is not jitted; the kernels come
+fit (see the benchmark log), so it is not jitted; the kernels come
 from ``bayesmv.kernels`` on NumPy arrays, which evaluates them eagerly. For the fixed and block-sparse
 metrics the g-step is solved in
 whichever of two equivalent forms is smaller — the dual ``c = (M Ã M' + λI)⁻¹ y``,

@@ -100,9 +100,9 @@ def _draw_chain(settings: _RunSettings, state, data):
     """``settings.num_samples`` sweeps of one chain from ``state`` (NumPyro's
     ``post_warmup_state``, continued with the state's own key; the kernel adapts its step sizes
     while the sweep count is below ``num_warmup``), compiled once per (settings, shapes). Run
-    outside a ``jit``, NumPyro re-traces and re-compiles its sampling loop on every run (20–40 s
-    per fit here); under this ``jit`` a refit with new data of the same shapes, or a
-    continuation, reuses the executable."""
+    outside a ``jit``, NumPyro re-traces and re-compiles its sampling loop on every run; under
+    this ``jit`` a refit with new data of the same shapes, or a continuation, reuses the
+    executable."""
     mcmc = _numpyro_mcmc(settings)
     mcmc.post_warmup_state = state
     mcmc.run(state.rng_key, data, extra_fields=EXTRA_FIELDS)
@@ -212,8 +212,8 @@ def _compiled_programs(settings: _RunSettings, data, state, warm_up, run_init):
 def _serialized_programs(settings: _RunSettings, data, start, warm_up):
     """The chain programs of a ``"processes"`` run (:func:`_compiled_programs`), compiled once in
     this process and serialized (``jax.experimental.serialize_executable``). Workers that load
-    these do not compile: compilations running side by side share the cores (at the demo's
-    shapes, 1.6x as long as one alone). None where XLA:CPU cannot serialize the programs:
+    these do not compile: compilations running side by side share the cores. None where XLA:CPU
+    cannot serialize the programs:
 
     - with JAX's persistent compilation cache on (a program read from it serializes without its
       code). The programs are then compiled here on the host values that a worker passes them
