@@ -30,7 +30,6 @@ from .settings import (
     MODEL_PARAMETERS,
     SETTINGS_CLASSES,
     check_settings,
-    model_config,
     moved_parameters,
     run_options,
     standardized,
@@ -288,14 +287,14 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             The fitted estimator.
         """
         params = self.get_params(deep=False)
-        check_settings(params)
+        config = check_settings(params)
         self.random_seed_ = check_random_seed(self.random_state, owner=type(self).__name__)
         views, y = self._validate_fit(Xs, y)
         classes, codes = encode_labels(y)
         self.view_means_, self.view_scales_ = view_standardization(views, self.standardize)
         Zs = self._standardize(views)
         targets = one_vs_rest_targets(codes, len(classes))
-        config, run_kwargs = model_config(params), run_options(params)
+        run_kwargs = run_options(params)
         seeds = [self._problem_seed(k) for k in range(targets.shape[1])]
         runs, notes = sample_problems(Zs, targets, config, self.num_samples, run_kwargs, random_states=seeds)
         self.classes_ = classes

@@ -135,6 +135,11 @@ def check_settings(params):
     params : dict
         The estimator's parameters, ``get_params(deep=False)``.
 
+    Returns
+    -------
+    M3LAKConfig
+        The validated model config of these parameters (:func:`model_config`).
+
     Raises
     ------
     ValueError
@@ -152,7 +157,7 @@ def check_settings(params):
             "chain_method='parallel' (one chain per device); use 'processes' (the chains then "
             "run in this process), 'sequential' or 'vectorized'"
         )
-    model_config(params)
+    return model_config(params)
 
 
 def sharding_kwargs(mesh, shard_data):

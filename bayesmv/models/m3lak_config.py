@@ -58,51 +58,62 @@ def _is_mesh(value):
     return isinstance(value, Mesh)
 
 
+def _one_of(*options):
+    return (lambda x: x in options, f"one of {options}")
+
+
+_POSITIVE_INTEGER = (lambda x: _is_integer(x) and x >= 1, "a positive integer")
+_NON_NEGATIVE_INTEGER = (lambda x: _is_integer(x) and x >= 0, "a non-negative integer")
+_POSITIVE_REAL = (lambda x: _is_real(x) and x > 0, "a finite positive number")
+_OPTIONAL_POSITIVE_REAL = (lambda x: x is None or (_is_real(x) and x > 0), "None or a finite positive number")
+_OPTIONAL_PAIR = (lambda x: x is None or _positive_pair(x), "None or a pair (shape, rate) > 0")
+_BOOLEAN = (lambda x: isinstance(x, (bool, np.bool_)), "True or False")
+
 #: setting name -> (test, what it must be). The estimator's own settings (draws, chains) are here
 #: too, so that the estimator and the config check with the same words.
 CONSTRAINTS = {
     # model size, likelihood, spectrum, noise
-    "n_latent": (lambda x: _is_integer(x) and x >= 1, "a positive integer"),
-    "n_frequencies": (lambda x: _is_integer(x) and x >= 1, "a positive integer"),
-    "n_view_latent": (lambda x: _is_integer(x) and x >= 1, "a positive integer"),
-    "C": (lambda x: _is_real(x) and x > 0, "a finite positive number"),
-    "likelihood": (lambda x: x in ("hinge", "logistic"), "one of ('hinge', 'logistic')"),
-    "spectral_prior": (lambda x: x in ("dp", "gaussian"), "one of ('dp', 'gaussian')"),
-    "noise": (lambda x: x in ("view", "feature"), "one of ('view', 'feature')"),
+    "n_latent": _POSITIVE_INTEGER,
+    "n_frequencies": _POSITIVE_INTEGER,
+    "n_view_latent": _POSITIVE_INTEGER,
+    "C": _POSITIVE_REAL,
+    "likelihood": _one_of("hinge", "logistic"),
+    "spectral_prior": _one_of("dp", "gaussian"),
+    "noise": _one_of("view", "feature"),
     # hyper-priors
-    "eta": (lambda x: _is_real(x) and x > 0, "a finite positive number"),
-    "alpha": (lambda x: _is_real(x) and x > 0, "a finite positive number"),
-    "a_r": (lambda x: _is_real(x) and x > 0, "a finite positive number"),
-    "b_r": (lambda x: _is_real(x) and x > 0, "a finite positive number"),
-    "a_tau": (lambda x: _is_real(x) and x > 0, "a finite positive number"),
-    "b_tau": (lambda x: _is_real(x) and x > 0, "a finite positive number"),
-    "v": (lambda x: _is_real(x) and x > 0, "a finite positive number"),
-    "v_prior": (lambda x: x is None or _positive_pair(x), "None or a pair (shape, rate) > 0"),
-    "niw_kappa0": (lambda x: _is_real(x) and x > 0, "a finite positive number"),
-    "niw_nu0": (lambda x: x is None or (_is_real(x) and x > 0), "None or a finite positive number"),
+    "eta": _POSITIVE_REAL,
+    "alpha": _POSITIVE_REAL,
+    "a_r": _POSITIVE_REAL,
+    "b_r": _POSITIVE_REAL,
+    "a_tau": _POSITIVE_REAL,
+    "b_tau": _POSITIVE_REAL,
+    "v": _POSITIVE_REAL,
+    "v_prior": _OPTIONAL_PAIR,
+    "niw_kappa0": _POSITIVE_REAL,
+    "niw_nu0": _OPTIONAL_POSITIVE_REAL,
     "niw_mu0": (_is_real, "a finite number"),
-    "niw_psi0": (lambda x: _is_real(x) and x > 0, "a finite positive number"),
-    "niw_psi0_prior": (lambda x: x is None or _positive_pair(x), "None or a pair (shape, rate) > 0"),
-    "lengthscale": (lambda x: x is None or (_is_real(x) and x > 0), "None or a finite positive number"),
+    "niw_psi0": _POSITIVE_REAL,
+    "niw_psi0_prior": _OPTIONAL_PAIR,
+    "lengthscale": _OPTIONAL_POSITIVE_REAL,
     # sampler
-    "precision_update": (lambda x: x in ("conditional", "collapsed"), "one of ('conditional', 'collapsed')"),
-    "dp_update": (lambda x: x in ("collapsed", "slice"), "one of ('collapsed', 'slice')"),
-    "dp_split_merge": (lambda x: _is_integer(x) and x >= 0, "a non-negative integer"),
-    "dp_capacity": (lambda x: _is_integer(x) and x >= 1, "a positive integer"),
-    "augmented": (lambda x: isinstance(x, (bool, np.bool_)), "True or False"),
-    "hmc_steps_h": (lambda x: _is_integer(x) and x >= 1, "a positive integer"),
-    "hmc_steps_omega": (lambda x: _is_integer(x) and x >= 1, "a positive integer"),
-    "hmc_steps_joint": (lambda x: _is_integer(x) and x >= 1, "a positive integer"),
+    "precision_update": _one_of("conditional", "collapsed"),
+    "dp_update": _one_of("collapsed", "slice"),
+    "dp_split_merge": _NON_NEGATIVE_INTEGER,
+    "dp_capacity": _POSITIVE_INTEGER,
+    "augmented": _BOOLEAN,
+    "hmc_steps_h": _POSITIVE_INTEGER,
+    "hmc_steps_omega": _POSITIVE_INTEGER,
+    "hmc_steps_joint": _POSITIVE_INTEGER,
     "target_accept": (lambda x: _is_real(x) and 0 < x < 1, "in (0, 1)"),
-    "init_step_size": (lambda x: _is_real(x) and x > 0, "a finite positive number"),
-    "h_lvm_passes": (lambda x: _is_integer(x) and x >= 1, "a positive integer"),
-    "kernel_passes": (lambda x: _is_integer(x) and x >= 1, "a positive integer"),
+    "init_step_size": _POSITIVE_REAL,
+    "h_lvm_passes": _POSITIVE_INTEGER,
+    "kernel_passes": _POSITIVE_INTEGER,
     "warmup_tempering": (lambda x: x is None or (_is_real(x) and 0 < x <= 1), "None or in (0, 1]"),
     "niw_psi0_warmup_hold": (lambda x: _is_real(x) and 0 <= x < 1, "in [0, 1)"),
-    "spectral_scale_moves": (lambda x: isinstance(x, (bool, np.bool_)), "True or False"),
-    "latent_axis_moves": (lambda x: isinstance(x, (bool, np.bool_)), "True or False"),
-    "dp_relocation_moves": (lambda x: isinstance(x, (bool, np.bool_)), "True or False"),
-    "dp_sign_moves": (lambda x: isinstance(x, (bool, np.bool_)), "True or False"),
+    "spectral_scale_moves": _BOOLEAN,
+    "latent_axis_moves": _BOOLEAN,
+    "dp_relocation_moves": _BOOLEAN,
+    "dp_sign_moves": _BOOLEAN,
     "fixed_blocks": (
         lambda x: isinstance(x, tuple) and set(x) <= set(FIXABLE_BLOCKS),
         f"a tuple of names in {FIXABLE_BLOCKS}",
@@ -113,15 +124,12 @@ CONSTRAINTS = {
     ),
     "mesh": (lambda x: x is None or _is_mesh(x), "None or a jax.sharding.Mesh"),
     # the estimator's run
-    "num_warmup": (lambda x: _is_integer(x) and x >= 0, "a non-negative integer"),
-    "num_samples": (lambda x: _is_integer(x) and x >= 1, "a positive integer"),
-    "num_chains": (lambda x: _is_integer(x) and x >= 1, "a positive integer"),
-    "chain_method": (
-        lambda x: x in ("processes", "sequential", "vectorized", "parallel"),
-        "one of ('processes', 'sequential', 'vectorized', 'parallel')",
-    ),
-    "progress_bar": (lambda x: isinstance(x, (bool, np.bool_)), "True or False"),
-    "standardize": (lambda x: isinstance(x, (bool, np.bool_)), "True or False"),
+    "num_warmup": _NON_NEGATIVE_INTEGER,
+    "num_samples": _POSITIVE_INTEGER,
+    "num_chains": _POSITIVE_INTEGER,
+    "chain_method": _one_of("processes", "sequential", "vectorized", "parallel"),
+    "progress_bar": _BOOLEAN,
+    "standardize": _BOOLEAN,
 }
 
 
