@@ -8,6 +8,9 @@
    (fixed seeds). The same test with a wrong move (likelihood raised to the power 1.3) must fail (power).
 3. A long chain of the move agrees with NumPyro NUTS on the same posterior: every decision
    value's mean and sd within 5 combined Monte-Carlo standard errors.
+
+Each test runs twice: on ``(β, Ω)`` alone, and with the views' own inputs (``view_features``),
+where the decision value is ``βᵀφ̃(h) + γᵀz`` and ``γ ~ N(0, 1/v_γ)`` moves with them.
 """
 
 import functools
@@ -33,6 +36,23 @@ H = jnp.asarray(RNG.normal(size=(N, m)))
 Y = jnp.asarray(np.where(RNG.normal(size=N) + np.asarray(H[:, 0]) > 0, 1.0, -1.0))
 VALID = jnp.ones(N, bool)
 V_BETA = 0.7
+INPUTS = jnp.asarray(RNG.normal(size=(N, 2)))  # z, the views' own inputs (view_features)
+V_GAMMA = 1.3
+WITH_INPUTS = pytest.mark.parametrize("inputs", [None, INPUTS], ids=["beta-omega", "with-view-inputs"])
+
+
+def _n_weights(inputs):
+    return P if inputs is None else P + inputs.shape[1]
+
+
+def _decision(beta, omega, inputs):
+    """βᵀφ̃(h) for every row of H, plus γᵀz with inputs (γ: the weights after β's P)."""
+    f = decision_values(H, omega, beta[:P])
+    return f if inputs is None else f + inputs @ beta[P:]
+
+
+def _prior_precisions(inputs):
+    return jnp.concatenate([jnp.full(P, V_BETA), jnp.full(_n_weights(inputs) - P, V_GAMMA)])
 
 
 @functools.cache  # built on first use, not while pytest collects the module
@@ -51,37 +71,58 @@ def _dp_state():
     )
 
 
-def _log_posterior(beta, omega, C=1.0):
-    """log p(β, Ω | H, DP, y) + const, written from the model: β ~ N(0, 1/v), ω_j ~ N(μ_z, Σ_z),
-    each label's log-likelihood weighted by ``C``."""
+def _log_posterior(beta, omega, C=1.0, inputs=None):
+    """log p(β, Ω (, γ) | H, DP, y) + const, written from the model: β ~ N(0, 1/v), γ ~ N(0, 1/v_γ),
+    ω_j ~ N(μ_z, Σ_z), each label's log-likelihood weighted by ``C``."""
     dp = _dp_state()
     prec = jnp.einsum("jik,jlk->jil", dp.prec_sqrt, dp.prec_sqrt)[dp.z]  # Σ^{-1} = G Gᵀ
     d = omega - dp.mu[dp.z]
-    log_prior = -0.5 * V_BETA * beta @ beta - 0.5 * jnp.einsum("ji,jil,jl->", d, prec, d)
-    return log_prior + C * jnp.sum(logistic_log_likelihood(decision_values(H, omega, beta), Y))
+    log_prior = -0.5 * jnp.sum(_prior_precisions(inputs) * beta**2) - 0.5 * jnp.einsum(
+        "ji,jil,jl->", d, prec, d
+    )
+    return log_prior + C * jnp.sum(logistic_log_likelihood(_decision(beta, omega, inputs), Y))
 
 
-def _exact_draws(key, n):
+def _exact_draws(key, n, inputs=None):
     """Exact posterior draws by rejection from the prior (the likelihood is ≤ 1)."""
     dp = _dp_state()
     k1, k2, k3 = jax.random.split(key, 3)
-    beta = jax.random.normal(k1, (n, P)) / np.sqrt(V_BETA)
+    beta = jax.random.normal(k1, (n, _n_weights(inputs))) / jnp.sqrt(_prior_precisions(inputs))
     e = jax.random.normal(k2, (n, M, m))
     G = dp.prec_sqrt[dp.z]
     omega = dp.mu[dp.z] + jnp.linalg.solve(jnp.swapaxes(G, -1, -2)[None], e[..., None])[..., 0]
-    loglik = jax.vmap(lambda b, o: jnp.sum(logistic_log_likelihood(decision_values(H, o, b), Y)))(beta, omega)
+    loglik = jax.vmap(lambda b, o: jnp.sum(logistic_log_likelihood(_decision(b, o, inputs), Y)))(beta, omega)
     keep = np.asarray(jnp.log(jax.random.uniform(k3, (n,))) < loglik)
     return beta[keep], omega[keep]
 
 
-def _test_functions(beta, omega):
-    f = jax.vmap(lambda b, o: decision_values(H, o, b))(beta, omega)
+def _test_functions(beta, omega, inputs=None):
+    f = jax.vmap(lambda b, o: _decision(b, o, inputs))(beta, omega)
     om = omega.reshape(omega.shape[0], -1)
     return np.concatenate([beta, beta**2, om, om**2, f, f**2], axis=1)
 
 
+def _joint_step(key, omega, beta, step_size, n_steps, C, inputs):
+    return joint_beta_omega_step(
+        key,
+        H,
+        omega,
+        beta,
+        V_BETA,
+        _dp_state(),
+        Y,
+        VALID,
+        step_size,
+        n_steps,
+        C,
+        inputs=inputs,
+        v_inputs=V_GAMMA,
+    )
+
+
+@WITH_INPUTS
 @pytest.mark.parametrize("C", [1.0, 2.5])
-def test_potential_is_minus_log_posterior(C):
+def test_potential_is_minus_log_posterior(C, inputs):
     """Potential differences between random points equal log-posterior differences (with the
     labels' weight ``C``: a move that ignored it would fail at 2.5)."""
     captured = {}
@@ -91,63 +132,71 @@ def test_potential_is_minus_log_posterior(C):
         return x, jnp.ones(()), jnp.zeros((), bool)
 
     rng = np.random.default_rng(0)
-    points = [(jnp.asarray(rng.normal(size=P)), jnp.asarray(rng.normal(size=(M, m)))) for _ in range(4)]
+    points = [
+        (jnp.asarray(rng.normal(size=_n_weights(inputs))), jnp.asarray(rng.normal(size=(M, m))))
+        for _ in range(4)
+    ]
     dp = _dp_state()
     G = dp.prec_sqrt[dp.z]
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(sampler_sweep, "joint_hmc_step", spy)
         for beta, omega in points:
-            b, o, _, _ = joint_beta_omega_step(None, H, omega, beta, V_BETA, dp, Y, VALID, 0.1, 1, C)
+            b, o, _, _ = _joint_step(None, omega, beta, 0.1, 1, C, inputs)
             np.testing.assert_array_equal(b, beta)  # nothing moved: the old values exactly
             np.testing.assert_array_equal(o, omega)
             x = jnp.concatenate(
-                [np.sqrt(V_BETA) * beta, jnp.einsum("jki,jk->ji", G, omega - dp.mu[dp.z]).ravel()]
+                [
+                    jnp.sqrt(_prior_precisions(inputs)) * beta,
+                    jnp.einsum("jki,jk->ji", G, omega - dp.mu[dp.z]).ravel(),
+                ]
             )
             captured.setdefault("pairs", []).append(
-                (float(captured["potential"](x)), float(_log_posterior(beta, omega, C)))
+                (float(captured["potential"](x)), float(_log_posterior(beta, omega, C, inputs)))
             )
     u, lp = np.array(captured["pairs"]).T
     np.testing.assert_allclose(u - u[0], -(lp - lp[0]), rtol=1e-10, atol=1e-10)
 
 
-def _invariance_z(move_sweeps=3, step_size=0.25, n_steps=8):
-    dp = _dp_state()
-    start_b, start_o = _exact_draws(jax.random.PRNGKey(1), 300_000)
-    ref_b, ref_o = _exact_draws(jax.random.PRNGKey(2), 300_000)
+def _invariance_z(inputs, move_sweeps=3, step_size=0.25, n_steps=8):
+    start_b, start_o = _exact_draws(jax.random.PRNGKey(1), 300_000, inputs)
+    ref_b, ref_o = _exact_draws(jax.random.PRNGKey(2), 300_000, inputs)
 
     @jax.jit
     def push(keys, beta, omega):
         def one(k, b, o):
             for kk in jax.random.split(k, move_sweeps):
-                b, o, _, _ = joint_beta_omega_step(kk, H, o, b, V_BETA, dp, Y, VALID, step_size, n_steps, 1.0)
+                b, o, _, _ = _joint_step(kk, o, b, step_size, n_steps, 1.0, inputs)
             return b, o
 
         return jax.vmap(one)(keys, beta, omega)
 
     b, o = push(jax.random.split(jax.random.PRNGKey(3), start_b.shape[0]), start_b, start_o)
-    g1, g0 = _test_functions(b, o), _test_functions(ref_b, ref_o)
+    g1, g0 = _test_functions(b, o, inputs), _test_functions(ref_b, ref_o, inputs)
     z = (g1.mean(0) - g0.mean(0)) / np.sqrt(g1.var(0) / len(g1) + g0.var(0) / len(g0))
     crit = st.norm.ppf(1 - 0.01 / (2 * z.size))
     return z, crit
 
 
 @pytest.mark.slow
-def test_joint_move_keeps_exact_posterior_draws_exact():
-    z, crit = _invariance_z()
+@WITH_INPUTS
+def test_joint_move_keeps_exact_posterior_draws_exact(inputs):
+    z, crit = _invariance_z(inputs)
     assert np.max(np.abs(z)) < crit, (np.argmax(np.abs(z)), np.max(np.abs(z)), crit)
 
 
 @pytest.mark.slow
-def test_invariance_check_detects_a_wrong_move(monkeypatch):
+@WITH_INPUTS
+def test_invariance_check_detects_a_wrong_move(monkeypatch, inputs):
     monkeypatch.setattr(
         sampler_sweep, "logistic_log_likelihood", lambda f, y: 1.3 * logistic_log_likelihood(f, y)
     )
-    z, crit = _invariance_z()
+    z, crit = _invariance_z(inputs)
     assert np.max(np.abs(z)) > crit
 
 
 @pytest.mark.slow
-def test_joint_move_agrees_with_nuts():
+@WITH_INPUTS
+def test_joint_move_agrees_with_nuts(inputs):
     """(β, Ω) | H under the Gaussian spectrum: the joint move's chain and NumPyro NUTS on the same
     NumPyro model agree on every decision value's mean and sd (5 combined MC standard errors)."""
     import arviz as az
@@ -162,7 +211,13 @@ def test_joint_move_agrees_with_nuts():
     def model():
         beta = numpyro.sample("beta", dist.Normal(0.0, 1.0 / np.sqrt(V_BETA)).expand([P]).to_event(1))
         omega = numpyro.sample("omega", dist.Normal(0.0, cfg.omega_scale).expand([M, m]).to_event(2))
-        f = numpyro.deterministic("decision", decision_values(H, omega, beta))
+        f = decision_values(H, omega, beta)
+        if inputs is not None:
+            gamma = numpyro.sample(
+                "gamma", dist.Normal(0.0, 1.0 / np.sqrt(V_GAMMA)).expand([inputs.shape[1]])
+            )
+            f = f + inputs @ gamma
+        f = numpyro.deterministic("decision", f)
         numpyro.sample("y", dist.Bernoulli(logits=f), obs=(Y > 0).astype(jnp.int32))
 
     nuts = MCMC(NUTS(model), num_warmup=1000, num_samples=4000, progress_bar=False)
@@ -173,10 +228,12 @@ def test_joint_move_agrees_with_nuts():
 
     def step(carry, k):
         b, o = carry
-        b, o, _, _ = joint_beta_omega_step(k, H, o, b, V_BETA, dp, Y, VALID, 0.3, 10, 1.0)
-        return (b, o), decision_values(H, o, b)
+        b, o, _, _ = joint_beta_omega_step(
+            k, H, o, b, V_BETA, dp, Y, VALID, 0.3, 10, 1.0, inputs=inputs, v_inputs=V_GAMMA
+        )
+        return (b, o), _decision(b, o, inputs)
 
-    init = (jnp.zeros(P), jnp.asarray(np.random.default_rng(1).normal(size=(M, m))))
+    init = (jnp.zeros(_n_weights(inputs)), jnp.asarray(np.random.default_rng(1).normal(size=(M, m))))
     _, f_move = jax.lax.scan(jax.jit(step), init, jax.random.split(jax.random.PRNGKey(4), 11000))
     f_move = np.asarray(f_move[1000:])
 

@@ -12,7 +12,9 @@ and with one noise precision per feature,
 ``noise="feature"`` (each moved with ``[W V]`` integrated out), a Gamma prior on the NIW scale
 ψ, the frequency relocation move (``dp_relocation_moves``) and the frequencies' sign move
 (``dp_sign_moves``), there with two passes of Ω and
-the DP per sweep (``kernel_passes=2``); the latent-axis scale and shear
+the DP per sweep (``kernel_passes=2``), and with the views' own inputs in the classifier
+(``view_features="rff"``: the labels then depend on X, so the successive-conditional
+simulator draws X | θ, y, by rejection from p(X | θ)); the latent-axis scale and shear
 moves are on in every configuration, the spectral-scale move of (Ω, ψ) in every DP one; the DP
 assignments are collapsed, with the slice sampler in one configuration). The
 marginal-conditional simulator draws (θ, X) from it independently; the successive-conditional
@@ -34,7 +36,7 @@ from bayesmv.inference import dp_prior_draw, m3lak_sweep
 from bayesmv.inference.dp import component_counts
 from bayesmv.inference.m3lak_sampler import M3LAKData, M3LAKLatent, decision_values
 from bayesmv.inference.m3lak_sampler.sweep import _gaussian_dp_state, _niw_prior
-from bayesmv.models import M3LAKConfig, logistic_log_likelihood, noise_by_view
+from bayesmv.models import M3LAKConfig, logistic_log_likelihood, noise_by_view, view_inputs
 
 N, DS = 3, (2, 2)
 Y = jnp.array([1.0, -1.0, 1.0])
@@ -96,6 +98,18 @@ CONFIGS = {
         dp_sign_moves=True,
         kernel_passes=2,
     ),
+    "logistic-view-inputs": M3LAKConfig.from_settings(
+        BASE,
+        augmented=False,
+        likelihood="logistic",
+        C=1.0,
+        hmc_steps_joint=4,
+        precision_update="collapsed",
+        view_features="rff",
+        n_view_frequencies=2,
+        view_lengthscale=0.7,
+        v_view_prior=(3.0, 3.0),
+    ),
 }
 N_MC, N_SC, N_BATCH = 100_000, 20_000, 100
 EPS_H, EPS_O = 0.4, 0.3
@@ -109,6 +123,34 @@ def _draw_X(key, lat: M3LAKLatent):
         X = mean + jax.random.normal(k, mean.shape) / jnp.sqrt(taus[i])
         Xs.append(X * OBS[:, i : i + 1])
     return tuple(Xs)
+
+
+def _inputs(Xs, cfg):
+    """The classifier's inputs from the views (``view_features``), else None."""
+    return None if cfg.view_features is None else view_inputs(Xs, OBS, cfg)
+
+
+def _decision(lat: M3LAKLatent, Xs, cfg):
+    """The decision values ``βᵀφ̃(h) (+ γᵀz(X))``."""
+    f = decision_values(lat.H, lat.omega, lat.beta)
+    return f if lat.gamma is None else f + _inputs(Xs, cfg) @ lat.gamma
+
+
+def _draw_X_given_y(key, lat: M3LAKLatent, cfg):
+    """X | θ, y: p(X | θ) alone unless the labels see the views (γ), then by rejection from it
+    (the logistic likelihood is ≤ 1)."""
+    if lat.gamma is None:
+        return _draw_X(key, lat)
+
+    def propose(carry):
+        k, _, _ = carry
+        k, k_x, k_u = jax.random.split(k, 3)
+        Xs = _draw_X(k_x, lat)
+        loglik = jnp.sum(logistic_log_likelihood(_decision(lat, Xs, cfg), Y))
+        return k, Xs, jnp.log(jax.random.uniform(k_u)) < loglik
+
+    _, Xs, _ = jax.lax.while_loop(lambda c: ~c[2], propose, propose((key, _draw_X(key, lat), False)))
+    return Xs
 
 
 def _prior_draw(key, cfg):
@@ -143,20 +185,28 @@ def _prior_draw(key, cfg):
     else:
         v = jax.random.gamma(k[7], cfg.v_prior[0]) / cfg.v_prior[1]
     beta = jax.random.normal(k[8], (2 * M + 1,)) / jnp.sqrt(v)
-    f = decision_values(H, omega, beta)
+    gamma = v_view = None
+    if cfg.view_features is not None:
+        v_view = jnp.asarray(cfg.v_view)
+        if cfg.v_view_prior is not None:
+            v_view = jax.random.gamma(jax.random.fold_in(k[7], 1), cfg.v_view_prior[0]) / cfg.v_view_prior[1]
+        n_inputs = 2 * len(DS) * cfg.n_view_frequencies if cfg.view_features == "rff" else sum(DS)
+        gamma = jax.random.normal(jax.random.fold_in(k[8], 1), (n_inputs,)) / jnp.sqrt(v_view)
+    lat = M3LAKLatent(H, Us, Ws, Vs, tau, r, omega, beta, jnp.ones(N), v, dp, psi, gamma, v_view)
+    Xs = _draw_X(k[11], lat)
+    f = _decision(lat, Xs, cfg)
     if cfg.likelihood == "logistic":  # no λ: it stays at its start in both simulators
         lam = jnp.ones(N)
         loglik = cfg.C * jnp.sum(logistic_log_likelihood(f, Y))
     else:
         lam = cond.sample_lambda_conditional(k[9], f, Y, cfg.C)
         loglik = -2.0 * cfg.C * jnp.sum(jnp.maximum(0.0, 1.0 - Y * f))
-    lat = M3LAKLatent(H, Us, Ws, Vs, tau, r, omega, beta, lam, v, dp, psi)
     accept = jnp.log(jax.random.uniform(k[10])) < loglik
-    return lat, _draw_X(k[11], lat), accept
+    return lat._replace(lam=lam), Xs, accept
 
 
-def _test_functions(lat: M3LAKLatent, Xs):
-    f = decision_values(lat.H, lat.omega, lat.beta)
+def _test_functions(lat: M3LAKLatent, Xs, cfg):
+    f = _decision(lat, Xs, cfg)
     parts = [
         lat.beta,
         lat.beta**2,
@@ -174,6 +224,8 @@ def _test_functions(lat: M3LAKLatent, Xs):
         jnp.atleast_1d(jnp.sum(component_counts(lat.dp) > 0)),  # the DP's active components
         (lat.dp.z[:, None] == lat.dp.z[None, :])[jnp.triu_indices(lat.dp.z.shape[0], 1)],  # ties
     ]
+    if lat.gamma is not None:
+        parts += [lat.gamma, lat.gamma**2, jnp.atleast_1d(jnp.log(lat.v_view))]
     for i in range(len(DS)):
         parts += [
             lat.Ws[i].ravel(),
@@ -191,7 +243,7 @@ def _marginal_conditional(cfg):
     def draws(keys):
         def one(k):
             lat, Xs, acc = _prior_draw(k, cfg)
-            return _test_functions(lat, Xs), acc
+            return _test_functions(lat, Xs, cfg), acc
 
         return jax.lax.map(jax.vmap(one), keys.reshape(20, -1, *keys.shape[1:]))
 
@@ -230,10 +282,10 @@ def _successive_conditional(cfg, start):
         def step(carry, k):
             lat, Xs = carry
             k1, k2 = jax.random.split(k)
-            data = M3LAKData(Xs, OBS, Y)
+            data = M3LAKData(Xs, OBS, Y, _inputs(Xs, cfg))
             lat, info = m3lak_sweep(k1, lat, data, cfg, EPS_H, EPS_O)
-            Xs = _draw_X(k2, lat)
-            return (lat, Xs), (_test_functions(lat, Xs), info[0], info[1], info[3])
+            Xs = _draw_X_given_y(k2, lat, cfg)
+            return (lat, Xs), (_test_functions(lat, Xs, cfg), info[0], info[1], info[3])
 
         setattr(cond, name, divided)
         try:

@@ -14,8 +14,9 @@ from ..base import (
     one_vs_rest_targets,
     warn_sampler_trouble,
 )
-from ..datasets import check_positive, check_random_seed
+from ..datasets import check_positive, check_random_seed, observed_mask
 from ..diagnostics import check_convergence
+from ..models.m3lak import view_inputs
 from ..models.m3lak_config import M3LAKConfig
 from .posterior import Continuation, appended_draws, continued_problems, posterior_outputs, sample_problems
 from .predictive import (
@@ -360,6 +361,11 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     def _standardize(self, views):
         return standardized(views, self.view_means_, self.view_scales_)
 
+    def _view_inputs(self, Zs):
+        """The classifier's inputs from the standardised views ``Zs`` (``view_features``), else None."""
+        config = check_settings(self.get_params(deep=False))
+        return None if config.view_features is None else view_inputs(Zs, observed_mask(Zs).T, config)
+
     # ---------------------------------------------------------------- predict
     def _check_is_fitted(self):
         self._check_fitted()
@@ -383,7 +389,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         """
         self._check_is_fitted()
         Zs = self._standardize(self._validate_predict(Xs))
-        return problem_decisions(self.posterior_draws_, Zs, self.random_seed_)
+        return problem_decisions(self.posterior_draws_, Zs, self.random_seed_, self._view_inputs(Zs))
 
     def decision_function(self, Xs):
         """Posterior predictive log-odds of each one-vs-rest problem.
@@ -486,7 +492,8 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             )
         labels = self._continuation.targets > 0  # (n, n_problems)
         n_chains = self.raw_posterior_[0]["decision"].shape[0]
-        f = problem_decisions(self.posterior_draws_, self._continuation.Zs, self.random_seed_)
+        Zs = self._continuation.Zs
+        f = problem_decisions(self.posterior_draws_, Zs, self.random_seed_, self._view_inputs(Zs))
         f = f.reshape(f.shape[0], n_chains, -1, f.shape[-1])  # chain by chain, as the draws are stored
 
         def accuracy(decision, k):  # (chain, draw, n) -> (chain,)

@@ -30,7 +30,7 @@ __all__ = [
     "replicate_labels",
 ]
 
-# Posterior fields the predictive needs (besides the per-view "W_i", "V_i").
+# Posterior fields the predictive needs (besides the per-view "W_i", "V_i"; "gamma" when drawn).
 _PREDICT_KEYS = ("beta", "omega", "tau")
 
 
@@ -143,13 +143,24 @@ def replicate_labels(decision, likelihood, rng):
     return np.where(decision > 0, 1.0, -1.0)
 
 
-def posterior_dims(n_samples, n_features_per_view, n_frequencies, n_latent, n_view_latent, noise="view"):
+def posterior_dims(
+    n_samples,
+    n_features_per_view,
+    n_frequencies,
+    n_latent,
+    n_view_latent,
+    noise="view",
+    view_features=None,
+    n_view_frequencies=None,
+):
     """Coordinates and dimension names of every M3LAK draw's axes, for ``az.from_dict``.
 
     The dimensions: ``obs_id`` (training points), ``view``, ``feature_i`` (view i's features),
     ``latent`` (shared, m), ``view_latent`` (per view, K), ``frequency`` (M), ``rff_feature``
     (``cos_j``, ``sin_j``, ``bias``: the 2M + 1 entries of β), ``dp_component``; with
-    ``noise="feature"`` τ's axis is ``view_feature`` (``"i:d"``, feature d of view i).
+    ``noise="feature"`` τ's axis is ``view_feature`` (``"i:d"``, feature d of view i); with
+    ``view_features`` γ's axis is ``view_input``: ``"i:d"`` (``"linear"``) or ``"i:cos_j"``,
+    ``"i:sin_j"`` (``"rff"``, frequency j of view i).
 
     Parameters
     ----------
@@ -165,6 +176,10 @@ def posterior_dims(n_samples, n_features_per_view, n_frequencies, n_latent, n_vi
         Dimension ``K`` of each view's own latent space.
     noise : {"view", "feature"}, default="view"
         One noise precision per view or per feature.
+    view_features : {None, "linear", "rff"}, default=None
+        What the classifier sees of the views (``M3LAKPriors.view_features``).
+    n_view_frequencies : int or None, default=None
+        The random Fourier frequencies per view with ``view_features="rff"``.
 
     Returns
     -------
@@ -189,8 +204,14 @@ def posterior_dims(n_samples, n_features_per_view, n_frequencies, n_latent, n_vi
         "frequency": np.arange(M),
         "rff_feature": [f"cos_{j}" for j in range(M)] + [f"sin_{j}" for j in range(M)] + ["bias"],
     }
+    features = [f"{i}:{d}" for i, D in enumerate(n_features_per_view) for d in range(D)]
     if noise == "feature":
-        coords["view_feature"] = [f"{i}:{d}" for i, D in enumerate(n_features_per_view) for d in range(D)]
+        coords["view_feature"] = features
+    if view_features == "linear":
+        coords["view_input"] = features
+    elif view_features == "rff":
+        waves = [f"{w}_{j}" for w in ("cos", "sin") for j in range(n_view_frequencies)]
+        coords["view_input"] = [f"{i}:{w}" for i in range(len(n_features_per_view)) for w in waves]
     dims = {
         "beta": ["rff_feature"],
         "omega": ["frequency", "latent"],
@@ -201,6 +222,7 @@ def posterior_dims(n_samples, n_features_per_view, n_frequencies, n_latent, n_vi
         "observed": ["obs_id", "view"],
         "dp_weights": ["dp_component"],
         "dp_assignments": ["frequency"],
+        "gamma": ["view_input"],
     }
     for i, D in enumerate(n_features_per_view):
         coords[f"feature_{i}"] = np.arange(D)
@@ -327,8 +349,11 @@ def posterior_outputs(raw, stats, Zs, targets, config, likelihood, random_seed, 
         config.n_latent,
         config.n_view_latent,
         config.noise,
+        config.view_features,
+        config.n_view_frequencies,
     )
     keep = [f"W_{i}" for i in range(n_views)] + [f"V_{i}" for i in range(n_views)] + list(_PREDICT_KEYS)
+    keep += ["gamma"] if "gamma" in raw[0] else []
     observed = observed_mask(Zs).T
     draws, idatas = [], []
     for k, (samples, problem_stats) in enumerate(zip(raw, stats)):

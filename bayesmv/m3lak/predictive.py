@@ -129,8 +129,9 @@ def predictive_latent_moments(Ws, Vs, tau, Xs, observed):
     return mean, L
 
 
-def _draw_decisions(key, Ws, Vs, tau, beta, omega, X, patterns, pattern_index):
-    """One posterior draw: sample ``h*`` for every test point and return ``f = βᵀφ̃(h*)`` (n,).
+def _draw_decisions(key, Ws, Vs, tau, beta, omega, gamma, X, inputs, patterns, pattern_index):
+    """One posterior draw: sample ``h*`` for every test point and return ``f = βᵀφ̃(h*)`` (n,),
+    plus ``γᵀz*`` with ``view_features`` (``gamma`` and the test inputs ``z*`` not None).
     ``X``: the views side by side ``(n, Σ_i D_i)``, zero on unobserved rows.
 
     Test points sharing a missingness pattern share the precision ``P``; one Cholesky per
@@ -160,19 +161,21 @@ def _draw_decisions(key, Ws, Vs, tau, beta, omega, X, patterns, pattern_index):
     # every point is computed under every pattern (n_pat × the work of one), cheap while
     # patterns are few; a view a point lacks adds nothing (its rows of X are zero)
     H = jax.lax.map(draw_under, L)[pattern_index, jnp.arange(n)]
-    return decision_values(H, omega, beta)
+    f = decision_values(H, omega, beta)
+    return f if gamma is None else f + inputs @ gamma
 
 
 @jax.jit
-def _decisions_chunk(keys, Ws, Vs, tau, beta, omega, X, patterns, pattern_index):
+def _decisions_chunk(keys, Ws, Vs, tau, beta, omega, gamma, X, inputs, patterns, pattern_index):
     """:func:`_draw_decisions` over a chunk of posterior draws, one after another: ``(chunk, n)``."""
     return jax.lax.map(
-        lambda a: _draw_decisions(*a, X, patterns, pattern_index), (keys, Ws, Vs, tau, beta, omega)
+        lambda a: _draw_decisions(*a, X, inputs, patterns, pattern_index),
+        (keys, Ws, Vs, tau, beta, omega, gamma),
     )
 
 
-def sample_predictive_decisions(draws, Xs, key, chunk_size=None):
-    """Posterior predictive discriminant draws ``f_s(x*) = β_sᵀφ̃(h*_s)``.
+def sample_predictive_decisions(draws, Xs, key, chunk_size=None, inputs=None):
+    """Posterior predictive discriminant draws ``f_s(x*) = β_sᵀφ̃(h*_s)`` (``+ γ_sᵀz*`` with ``view_features``).
 
     One ``h*`` is drawn per posterior draw and test point. Draw s uses the key
     ``fold_in(key, s)`` and one standard normal for every test point, so a point's draws depend
@@ -183,8 +186,8 @@ def sample_predictive_decisions(draws, Xs, key, chunk_size=None):
     Parameters
     ----------
     draws : dict of str to array-like
-        Flattened posterior draws (``"W_0"``…, ``"V_0"``…, ``"tau"``, ``"beta"``, ``"omega"``),
-        each with leading axis S.
+        Flattened posterior draws (``"W_0"``…, ``"V_0"``…, ``"tau"``, ``"beta"``, ``"omega"``,
+        and ``"gamma"`` with ``view_features``), each with leading axis S.
     Xs : list of array-like of shape (n, D_i)
         Standardised views with NaN rows for missing views.
     key : jax.random.PRNGKey
@@ -192,6 +195,9 @@ def sample_predictive_decisions(draws, Xs, key, chunk_size=None):
     chunk_size : int, default=None
         Posterior draws per compiled chunk; None sizes the chunks to a fixed memory budget
         (at most 1024 draws).
+    inputs : array-like of shape (n, P) or None, default=None
+        The classifier's inputs ``z*`` from the test views
+        (:func:`~bayesmv.models.m3lak.view_inputs`), needed when ``draws`` has ``"gamma"``.
 
     Returns
     -------
@@ -200,6 +206,8 @@ def sample_predictive_decisions(draws, Xs, key, chunk_size=None):
 
     Raises
     ------
+    ValueError
+        If ``draws`` has ``"gamma"`` and ``inputs`` is None.
     FloatingPointError
         If a decision value is not finite.
     """
@@ -211,6 +219,9 @@ def sample_predictive_decisions(draws, Xs, key, chunk_size=None):
     Ws = [np.asarray(draws[f"W_{i}"]) for i in range(n_views)]
     Vs = [np.asarray(draws[f"V_{i}"]) for i in range(n_views)]
     tau, beta, omega = (np.asarray(draws[k]) for k in ("tau", "beta", "omega"))
+    gamma = np.asarray(draws["gamma"]) if "gamma" in draws else None
+    if gamma is not None and inputs is None:
+        raise ValueError("the draws weigh the views' own inputs (gamma): give their test inputs")
     S, n = beta.shape[0], Xs[0].shape[0]
     if chunk_size is None:
         M2, m = beta.shape[1], Ws[0].shape[2]
@@ -231,7 +242,9 @@ def sample_predictive_decisions(draws, Xs, key, chunk_size=None):
             take(tau),
             take(beta),
             take(omega),
+            None if gamma is None else take(gamma),
             X0,
+            None if gamma is None else jnp.asarray(inputs),
             pat_j,
             idx_j,
         )
@@ -406,7 +419,7 @@ def kernel_band(omega, t, direction=None, interval=0.9):
     return KernelBand(t, k.mean(axis=0), lo, hi)
 
 
-def problem_decisions(posterior_draws, Zs, random_seed):
+def problem_decisions(posterior_draws, Zs, random_seed, inputs=None):
     """Posterior predictive decision draws of every one-vs-rest problem.
 
     Problem ``k`` is drawn with the key ``fold_in(fold_in(PRNGKey(random_seed), 7919), k)``
@@ -420,6 +433,9 @@ def problem_decisions(posterior_draws, Zs, random_seed):
         The standardised views, NaN rows for missing views.
     random_seed : int
         Seed of the draws.
+    inputs : array-like of shape (n, P) or None, default=None
+        The classifier's inputs from the views with ``view_features``
+        (:func:`~bayesmv.models.m3lak.view_inputs`).
 
     Returns
     -------
@@ -435,7 +451,7 @@ def problem_decisions(posterior_draws, Zs, random_seed):
     with single_threaded_blas():
         return np.stack(
             [
-                sample_predictive_decisions(d, Zs, jax.random.fold_in(base, k))
+                sample_predictive_decisions(d, Zs, jax.random.fold_in(base, k), inputs=inputs)
                 for k, d in enumerate(posterior_draws)
             ]
         )

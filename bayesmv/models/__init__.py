@@ -1,6 +1,7 @@
 """NumPyro model functions (M3LAK: latent variable model, DP spectral prior, hinge pseudo-likelihood)."""
 
 from .m3lak import (
+    VIEW_FREQUENCY_SEED,
     augmented_hinge_log_factor,
     decision_values,
     feature_map,
@@ -13,11 +14,14 @@ from .m3lak import (
     noise_by_view,
     pointwise_log_likelihood,
     spectral_prior_model,
+    view_frequencies,
+    view_inputs,
 )
 from .m3lak_config import FIXABLE_BLOCKS, NIW_NU0_PER_LATENT, M3LAKConfig, M3LAKPriors, M3LAKSampler
 
 __all__ = [
     "FIXABLE_BLOCKS",
+    "VIEW_FREQUENCY_SEED",
     "NIW_NU0_PER_LATENT",
     "M3LAKConfig",
     "M3LAKPriors",
@@ -34,4 +38,6 @@ __all__ = [
     "noise_by_view",
     "pointwise_log_likelihood",
     "spectral_prior_model",
+    "view_frequencies",
+    "view_inputs",
 ]

@@ -48,7 +48,13 @@ __all__ = [
     "noise_by_view",
     "pointwise_log_likelihood",
     "spectral_prior_model",
+    "VIEW_FREQUENCY_SEED",
+    "view_frequencies",
+    "view_inputs",
 ]
+
+#: The seed of the fixed key from which :func:`view_frequencies` draws the views' frequencies.
+VIEW_FREQUENCY_SEED = 0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -112,6 +118,81 @@ def feature_map(H, omega):
     """
     phi = random_fourier_features(H, omega)
     return jnp.concatenate([phi, jnp.ones(phi.shape[:-1] + (1,), dtype=phi.dtype)], axis=-1)
+
+
+def view_frequencies(n_features, config: M3LAKConfig):
+    """The fixed frequencies of the views' random features (``view_features="rff"``).
+
+    View ``i``'s ``n_view_frequencies`` frequencies are columns of ``N(0, I/ℓ_i²)``,
+    ``ℓ_i = view_lengthscale · √D_i`` (standardised features: the typical distance between two
+    points of the view is ``√(2 D_i)``), drawn from a fixed key, so that every fit and every
+    prediction uses the same ones.
+
+    Parameters
+    ----------
+    n_features : sequence of int
+        Each view's number of features ``D_i``.
+    config : M3LAKConfig
+        The settings (``n_view_frequencies``, ``view_lengthscale``).
+
+    Returns
+    -------
+    omegas : list of array of shape (D_i, n_view_frequencies)
+        Per view, its frequencies as columns.
+    """
+    key = jax.random.PRNGKey(VIEW_FREQUENCY_SEED)
+    return [
+        jax.random.normal(jax.random.fold_in(key, i), (D, config.n_view_frequencies))
+        / (config.view_lengthscale * np.sqrt(D))
+        for i, D in enumerate(n_features)
+    ]
+
+
+def view_inputs(Xs, observed, config: M3LAKConfig):
+    """The classifier's inputs ``z`` from the views themselves (``view_features``).
+
+    ``"linear"``: the views side by side over ``√D`` (``D = Σ_i D_i``); ``"rff"``: each view's
+    random Fourier features ``[cos(x_iᵀΩ_i), sin(x_iᵀΩ_i)]`` (:func:`view_frequencies`) side by
+    side over ``√(V M_v)``. Either way a missing view's part is zero, and ``‖z‖² ≈ 1`` for a
+    point that every view observes, as ``‖φ̃(h)‖²`` is for the latent's random features.
+
+    Parameters
+    ----------
+    Xs : sequence of array of shape (N, D_i)
+        The (standardised) views; the rows of a missing view are not read (NaN or zeros).
+    observed : array of bool of shape (N, V)
+        Whether view ``i`` of sample ``n`` is observed.
+    config : M3LAKConfig
+        The settings (``view_features``, and for ``"rff"`` ``n_view_frequencies`` and
+        ``view_lengthscale``).
+
+    Returns
+    -------
+    z : array of shape (N, D) or (N, 2 V M_v)
+        The classifier's inputs from the views.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.models import M3LAKConfig, view_inputs
+    >>> Xs = [np.array([[1.0, 1.0], [np.nan, np.nan]]), np.array([[2.0], [2.0]])]
+    >>> observed = np.array([[True, True], [False, True]])
+    >>> view_inputs(Xs, observed, M3LAKConfig.from_settings(view_features="linear")).round(3)
+    Array([[0.577, 0.577, 1.155],
+           [0.   , 0.   , 1.155]], dtype=float64)
+    >>> view_inputs(Xs, observed, M3LAKConfig.from_settings(view_features="rff")).shape
+    (2, 400)
+    """
+    observed = jnp.asarray(observed)
+    Xs = [jnp.where(observed[:, i : i + 1], jnp.asarray(X), 0.0) for i, X in enumerate(Xs)]
+    if config.view_features == "linear":
+        Z = jnp.concatenate(Xs, axis=-1)
+        return Z / np.sqrt(Z.shape[-1])
+    omegas = view_frequencies([X.shape[1] for X in Xs], config)
+    parts = [
+        random_fourier_features(X, om.T) * observed[:, i : i + 1] for i, (X, om) in enumerate(zip(Xs, omegas))
+    ]
+    return jnp.concatenate(parts, axis=-1) / np.sqrt(len(Xs))
 
 
 def mirror_frequencies(omega, beta, signs):
@@ -397,12 +478,13 @@ def spectral_prior_model(config: M3LAKConfig):
     return numpyro.sample("omega", mix.expand([M]).to_event(1))
 
 
-def hinge_model(features, y, config: M3LAKConfig, augmented=None):
+def hinge_model(features, y, config: M3LAKConfig, augmented=None, inputs=None):
     """Fixed-kernel classifier as a NumPyro model: ``β ~ N(0, v^{-1}I)`` and a likelihood.
 
     On given features ``φ̃``, the hinge pseudo-likelihood (marginal or augmented with ``λ``) or,
     with ``config.likelihood="logistic"``, a Bernoulli likelihood with logits ``βᵀφ̃``, scaled
-    by ``C``. ``v`` is fixed or, with ``config.v_prior``, ``Γ(a_v, b_v)``.
+    by ``C``. ``v`` is fixed or, with ``config.v_prior``, ``Γ(a_v, b_v)``. With ``inputs``
+    (``view_features``), the decision value is ``βᵀφ̃ + γᵀz``, ``γ ~ N(0, v_view^{-1}I)``.
 
     Parameters
     ----------
@@ -415,11 +497,14 @@ def hinge_model(features, y, config: M3LAKConfig, augmented=None):
     augmented : bool, default=None
         Whether the hinge is data-augmented (λ sites with an improper flat base measure plus the
         augmented factor) or marginal; None follows ``config.augmented``.
+    inputs : array of shape (N, D) or None, default=None
+        The classifier's inputs ``z`` from the views (:func:`view_inputs`), weighted by the
+        site ``gamma``; None: the decision value is ``βᵀφ̃`` alone.
 
     Returns
     -------
     decision : array of shape (N,)
-        The decision values ``βᵀφ̃`` (the deterministic site ``decision``).
+        The decision values ``βᵀφ̃ (+ γᵀz)`` (the deterministic site ``decision``).
     """
     augmented = config.augmented if augmented is None else augmented
     P = features.shape[-1]
@@ -428,7 +513,15 @@ def hinge_model(features, y, config: M3LAKConfig, augmented=None):
     else:
         v = config.v
     beta = numpyro.sample("beta", dist.Normal(0.0, 1.0 / jnp.sqrt(v)).expand([P]).to_event(1))
-    decision = numpyro.deterministic("decision", features @ beta)
+    decision = features @ beta
+    if inputs is not None:
+        v_view = config.v_view
+        if config.v_view_prior is not None:
+            v_view = numpyro.sample("v_view", dist.Gamma(*config.v_view_prior))
+        scale = 1.0 / jnp.sqrt(v_view)
+        gamma = numpyro.sample("gamma", dist.Normal(0.0, scale).expand([inputs.shape[-1]]).to_event(1))
+        decision = decision + inputs @ gamma
+    decision = numpyro.deterministic("decision", decision)
     if y is not None:
         if config.likelihood == "logistic":
             with numpyro.handlers.scale(scale=config.C):
@@ -471,8 +564,17 @@ def m3lak_model(
     decision : array of shape (N,)
         The decision values ``βᵀφ̃(h_n)``.
     """
+    if config.view_features is not None and Xs is None:
+        raise ValueError("view_features: the classifier's inputs are the views; give Xs")
     H = latent_variable_model(Xs, config, n_samples=n_samples, n_features=n_features)
     omega = spectral_prior_model(config)
+    inputs = None
+    if config.view_features is not None:
+        inputs = view_inputs(Xs, jnp.stack([_nan_mask(X)[1] for X in Xs], axis=1), config)
     return hinge_model(
-        feature_map(H, omega), None if y is None else jnp.asarray(y), config, augmented=augmented
+        feature_map(H, omega),
+        None if y is None else jnp.asarray(y),
+        config,
+        augmented=augmented,
+        inputs=inputs,
     )

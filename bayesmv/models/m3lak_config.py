@@ -80,6 +80,7 @@ CONSTRAINTS = {
     "likelihood": _one_of("hinge", "logistic"),
     "spectral_prior": _one_of("dp", "gaussian"),
     "noise": _one_of("view", "feature"),
+    "view_features": _one_of(None, "linear", "rff"),
     # hyper-priors
     "eta": _POSITIVE_REAL,
     "alpha": _POSITIVE_REAL,
@@ -89,6 +90,10 @@ CONSTRAINTS = {
     "b_tau": _POSITIVE_REAL,
     "v": _POSITIVE_REAL,
     "v_prior": _OPTIONAL_PAIR,
+    "v_view": _POSITIVE_REAL,
+    "v_view_prior": _OPTIONAL_PAIR,
+    "n_view_frequencies": _POSITIVE_INTEGER,
+    "view_lengthscale": _POSITIVE_REAL,
     "niw_kappa0": _POSITIVE_REAL,
     "niw_nu0": _OPTIONAL_POSITIVE_REAL,
     "niw_mu0": (_is_real, "a finite number"),
@@ -248,7 +253,7 @@ class _Settings:
 
 @dataclass(frozen=True, repr=False)
 class M3LAKPriors(_Settings):
-    """The hyper-priors of M3LAK and the size of each view's own latent.
+    """The hyper-priors of M3LAK, the size of each view's own latent and what the classifier sees of the views.
 
     Defaults are the paper's (Du et al. 2018, §4.1), except ``niw_nu0``. Pass one to
     ``M3LAKClassifier(priors=...)``, or set one field with ``set_params(priors__v=0.1)``.
@@ -270,6 +275,23 @@ class M3LAKPriors(_Settings):
         Prior precision of the classifier's weights ``β``.
     v_prior : (float, float) or None, default=None
         A Gamma prior (shape, rate) on ``v`` instead of the fixed value (not in the paper).
+    view_features : {None, "linear", "rff"}, default=None
+        What the classifier sees besides the shared latent ``h`` (not in the paper): None,
+        ``h`` alone (the paper); else also the standardised views themselves, the decision
+        value ``βᵀφ̃(h) + γᵀz`` with ``γ ~ N(0, v_view⁻¹ I)`` and ``z`` the views side by side
+        (``"linear"``) or their random Fourier features (``"rff"``), zero where a view is
+        missing (:func:`~bayesmv.models.m3lak.view_inputs`).
+    v_view : float, default=1.0
+        Prior precision of the weights ``γ`` of the views' own features in the classifier
+        (``view_features``; not in the paper).
+    v_view_prior : (float, float) or None, default=None
+        A Gamma prior (shape, rate) on ``v_view`` instead of the fixed value, so that the
+        scale of the view term is learned.
+    n_view_frequencies : int, default=100
+        ``M_v``, the random Fourier frequencies of each view with ``view_features="rff"``.
+    view_lengthscale : float, default=1.0
+        The length-scale of the views' random features relative to ``√D_i``: their
+        frequencies are ``N(0, I/(view_lengthscale² D_i))`` (``view_features="rff"``).
     niw_kappa0 : float, default=1.0
         ``κ0`` of the DP's Normal-Inverse-Wishart base ``μ_k ~ N(μ0·1, Σ_k/κ0)``,
         ``Σ_k ~ IW(ψ I, ν0)``.
@@ -309,6 +331,11 @@ class M3LAKPriors(_Settings):
     b_tau: float = 1e-5
     v: float = 0.01
     v_prior: tuple | None = None
+    view_features: str | None = None
+    v_view: float = 1.0
+    v_view_prior: tuple | None = None
+    n_view_frequencies: int = 100
+    view_lengthscale: float = 1.0
     niw_kappa0: float = 1.0
     niw_nu0: float | None = None
     niw_mu0: float = 0.01
@@ -639,6 +666,18 @@ class M3LAKConfig(_Settings):
             (
                 not self.dp_sign_moves or (self.spectral_prior == "dp" and self.dp_update == "collapsed"),
                 "M3LAKSampler.dp_sign_moves needs spectral_prior='dp' and dp_update='collapsed'",
+            ),
+            (
+                self.view_features is None or self.likelihood == "logistic",
+                "M3LAKPriors.view_features needs likelihood='logistic' (γ moves with (β, Ω) in their joint HMC)",
+            ),
+            (
+                self.v_view_prior is None or self.view_features is not None,
+                "M3LAKPriors.v_view_prior needs view_features",
+            ),
+            (
+                self.view_features is None or not self.dp_relocation_moves,
+                "M3LAKPriors.view_features does not combine with M3LAKSampler.dp_relocation_moves",
             ),
             (
                 not self.augmented or self.likelihood == "hinge",

@@ -16,7 +16,7 @@ from joblib import Parallel, cpu_count, delayed
 from numpyro.infer import MCMC
 
 from ...datasets._validation import SEED_DEPRECATED, check_random_seed
-from ...models.m3lak import M3LAKConfig
+from ...models.m3lak import M3LAKConfig, view_inputs
 from .._threads import pin_to_one_cpu, single_threaded_blas
 from .kernel import M3LAKKernel
 from .progress import ChainProgress, FileReport
@@ -513,6 +513,8 @@ def run_m3lak(
             )
         check_partitionable_rng()
         data, n_valid = shard_m3lak_data(_prepare_arrays(Xs, y), mesh)
+    if config.view_features is not None:  # the classifier's inputs from the views, computed once
+        data = data._replace(inputs=view_inputs(data.Xs, data.obs, config))
     settings = _RunSettings(config, mesh, n_valid, int(num_warmup), int(num_samples), int(thinning))
     key = jax.random.PRNGKey(seed)
     with single_threaded_blas():

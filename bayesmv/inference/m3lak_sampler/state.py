@@ -40,6 +40,7 @@ BLOCK_NAMES = {
     13: "NIW scale psi",
     14: "spectral scale (omega, psi)",
     15: "frequency relocation",
+    16: "v_view",
 }
 
 
@@ -65,11 +66,15 @@ class M3LAKData(NamedTuple):
         Whether view ``i`` of sample ``n`` is observed.
     y : jax.Array of shape (N,)
         The labels, ``-1.0`` or ``+1.0`` (``0.0`` on the padding rows of a sharded run).
+    inputs : jax.Array of shape (N, P) or None, default=None
+        The classifier's inputs from the views with ``view_features``
+        (:func:`~bayesmv.models.m3lak.view_inputs`; zero on padding rows); else None.
     """
 
     Xs: tuple  # per view (N, D_i), missing rows zero-filled
     obs: jnp.ndarray  # (N, V) bool
     y: jnp.ndarray  # (N,) ±1 float
+    inputs: jnp.ndarray | None = None  # (N, P) with view_features
 
 
 class M3LAKLatent(NamedTuple):
@@ -109,6 +114,12 @@ class M3LAKLatent(NamedTuple):
         ``"gaussian"`` spectrum a fixed one-component table.
     psi0 : jax.Array of shape () or None, default=None
         The NIW scale ``ψ`` with ``niw_psi0_prior``; else None (fixed).
+    gamma : jax.Array of shape (P,) or None, default=None
+        The classifier's weights ``γ`` of the views' own inputs with ``view_features``; else
+        None.
+    v_view : jax.Array of shape () or None, default=None
+        The prior precision of ``γ`` with ``view_features`` (fixed ``v_view``, or a latent
+        variable with ``v_view_prior``); else None.
     """
 
     H: jnp.ndarray
@@ -123,6 +134,8 @@ class M3LAKLatent(NamedTuple):
     v: jnp.ndarray
     dp: DPState
     psi0: jnp.ndarray | None = None  # the NIW scale ψ with ``niw_psi0_prior``; else None (fixed)
+    gamma: jnp.ndarray | None = None  # the weights of the views' inputs with ``view_features``
+    v_view: jnp.ndarray | None = None  # γ's prior precision with ``view_features``
 
 
 class M3LAKState(NamedTuple):

@@ -29,7 +29,7 @@ One sweep (:func:`m3lak_sweep`, pure and jit-able) updates, in order:
    blocks 2–5 follow: ``H`` and ``W`` hold each other, and the noise precisions ``τ`` move only
    as fast as they do. (Any fixed order of exact blocks leaves the posterior invariant; this one
    is a loop whose body compiles each block once.)
-10. ``v`` (if ``v_prior``),
+10. ``v`` (if ``v_prior``), then ``v_view`` (if ``v_view_prior``, with ``view_features``),
 11. with ``config.latent_axis_moves``: the scale and shear of the latent axes, ``(H, W_i, r_i,
     Ω, DP components)`` moved together along maps under which the likelihood is invariant
     (:mod:`~bayesmv.inference.latent_axes`).
@@ -47,6 +47,8 @@ valid partially collapsed Gibbs sampler of the same posterior.
 With ``config.likelihood="logistic"`` (``P(y | f) = σ(y f)``, no ``λ``) blocks 2, 4 and 5 are
 replaced by one joint HMC move of ``(β, Ω)`` (:func:`joint_beta_omega_step`), in coordinates
 whitened by their prior, followed by the DP update; ``H`` targets the logistic likelihood.
+With ``config.view_features`` every decision value adds ``γᵀz_n`` (``data.inputs``), and ``γ``
+moves with ``(β, Ω)`` in that joint move.
 ``config.fixed_blocks`` holds named blocks at their initial values (a diagnostic).
 
 Every block's output is checked: a non-finite value is not stored (the block keeps its old
@@ -163,14 +165,18 @@ def _omega_prior_energy(omega, dp: DPState):
     return 0.5 * jnp.sum(q**2)
 
 
-def joint_beta_omega_step(key, H, omega, beta, v, dp: DPState, y, valid, step_size, n_steps, C):
+def joint_beta_omega_step(
+    key, H, omega, beta, v, dp: DPState, y, valid, step_size, n_steps, C, inputs=None, v_inputs=None
+):
     """One HMC transition of ``(β, Ω)`` given everything else, under the logistic likelihood.
 
     Each label's log-likelihood is weighted by ``C``. Coordinates are whitened by the prior:
     ``b = √v β`` and ``e_j = G_jᵀ(ω_j - μ_{z_j})`` with ``Σ_{z_j}^{-1} = G_j G_jᵀ`` (the current DP
     component of ``ω_j``), so the prior part of the potential is ``½(‖b‖² + ‖e‖²)``; the map is
     linear with a constant Jacobian, so identity-mass HMC in ``(b, e)`` leaves
-    ``p(β, Ω | H, v, DP, y)`` invariant. A rejection keeps the old values exactly.
+    ``p(β, Ω | H, v, DP, y)`` invariant. A rejection keeps the old values exactly. With
+    ``inputs`` (``view_features``) the decision value is ``βᵀφ̃(h) + γᵀz`` and ``γ``, given as
+    ``beta``'s last entries and whitened by ``√v_inputs``, moves with ``(β, Ω)``.
 
     Parameters
     ----------
@@ -180,8 +186,8 @@ def joint_beta_omega_step(key, H, omega, beta, v, dp: DPState, y, valid, step_si
         The shared latent ``H``.
     omega : jax.Array of shape (M, m)
         The current frequencies ``Ω``.
-    beta : jax.Array of shape (2M + 1,)
-        The current weights ``β``.
+    beta : jax.Array of shape (2M + 1,) or (2M + 1 + D,)
+        The current weights ``β``, followed by ``γ`` when ``inputs`` is given.
     v : float or jax.Array of shape ()
         The prior precision ``v`` of ``β``.
     dp : DPState
@@ -196,11 +202,16 @@ def joint_beta_omega_step(key, H, omega, beta, v, dp: DPState, y, valid, step_si
         The number of leapfrog steps.
     C : float
         The weight of each label's log-likelihood.
+    inputs : jax.Array of shape (N, D) or None, default=None
+        The classifier's inputs ``z`` from the views
+        (:func:`~bayesmv.models.m3lak.view_inputs`); None: none.
+    v_inputs : float or None, default=None
+        The prior precision of ``γ`` (with ``inputs``).
 
     Returns
     -------
-    beta : jax.Array of shape (2M + 1,)
-        The new ``β``.
+    beta : jax.Array of shape (2M + 1,) or (2M + 1 + D,)
+        The new ``β`` (followed by the new ``γ`` with ``inputs``).
     omega : jax.Array of shape (M, m)
         The new ``Ω``.
     accept_prob : jax.Array of shape ()
@@ -210,19 +221,23 @@ def joint_beta_omega_step(key, H, omega, beta, v, dp: DPState, y, valid, step_si
         :data:`~bayesmv.inference.hmc.DIVERGENCE_THRESHOLD`).
     """
     M, m = omega.shape
-    P = beta.shape[0]
+    P, n_rff = beta.shape[0], 2 * M + 1
     mu = dp.mu[dp.z]
     G = dp.prec_sqrt[dp.z]
     eye = jnp.broadcast_to(jnp.eye(m, dtype=omega.dtype), dp.prec_sqrt.shape)
     to_omega = jnp.linalg.solve(jnp.swapaxes(dp.prec_sqrt, -1, -2), eye)[dp.z]  # G^{-T}, per component
     sqrt_v = jnp.sqrt(v)
+    if inputs is not None:  # per coordinate: √v for β, √v_inputs for γ
+        sqrt_v = jnp.concatenate([jnp.full(n_rff, sqrt_v), jnp.full(P - n_rff, jnp.sqrt(v_inputs))])
 
     def unpack(x):
         return x[:P] / sqrt_v, mu + jnp.einsum("jik,jk->ji", to_omega, x[P:].reshape(M, m))
 
     def potential(x):
         b, om = unpack(x)
-        f = decision_values(H, om, b)
+        f = decision_values(H, om, b[:n_rff])
+        if inputs is not None:
+            f = f + inputs @ b[n_rff:]
         return 0.5 * jnp.sum(x**2) - C * jnp.sum(jnp.where(valid, logistic_log_likelihood(f, y), 0.0))
 
     x0 = jnp.concatenate([sqrt_v * beta, jnp.einsum("jki,jk->ji", G, omega - mu).ravel()])
@@ -230,6 +245,11 @@ def joint_beta_omega_step(key, H, omega, beta, v, dp: DPState, y, valid, step_si
     moved = jnp.any(x != x0)  # a rejection keeps the old values exactly (no round trip)
     beta_new, omega_new = unpack(x)
     return jnp.where(moved, beta_new, beta), jnp.where(moved, omega_new, omega), accept_prob, diverging
+
+
+def _view_decision(latent: M3LAKLatent, data: M3LAKData):
+    """The views' own part ``γᵀz_n`` of each decision value (``view_features``), else 0."""
+    return 0.0 if latent.gamma is None else data.inputs @ latent.gamma
 
 
 def _view_noise(latent: M3LAKLatent, data: M3LAKData):
@@ -280,11 +300,12 @@ def _update_h(key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, va
     obsf = data.obs.astype(latent.H.dtype)
     mass = jnp.eye(m, dtype=latent.H.dtype) + jnp.sum(Q, 0)
     mass_chol = jnp.linalg.cholesky(mass)
+    offset = _view_decision(latent, data)
 
     def pot_H(Hc):
         quad = jnp.einsum("nv,nvk,nk->n", obsf, jnp.einsum("nl,vlk->nvk", Hc, Q), Hc)  # Σ_i o_ni hᵀQ_i h
         gauss = 0.5 * jnp.sum(Hc**2, -1) + 0.5 * quad - jnp.sum(Hc * b, -1)
-        f = decision_values(Hc, latent.omega, latent.beta)
+        f = decision_values(Hc, latent.omega, latent.beta) + offset
         return gauss + jnp.where(valid, _label_energy(f, data.y, latent.lam, config), 0.0)
 
     H, acc, div = rowwise_hmc_step(key, latent.H, pot_H, step_size, config.hmc_steps_h, mass_chol=mass_chol)
@@ -377,11 +398,13 @@ def _update_kernel(
 
     # 2. Ω: joint HMC (hinge), or (β, Ω) jointly (logistic)
     if "omega" not in fixed and logistic:
-        beta, omega, acc_O, div_O = joint_beta_omega_step(
+        with_inputs = latent.gamma is not None
+        weights = jnp.concatenate([latent.beta, latent.gamma]) if with_inputs else latent.beta
+        weights, omega, acc_O, div_O = joint_beta_omega_step(
             key_omega,
             latent.H,
             latent.omega,
-            latent.beta,
+            weights,
             latent.v,
             latent.dp,
             data.y,
@@ -389,9 +412,14 @@ def _update_kernel(
             step_size_omega,
             config.hmc_steps_joint,
             config.C,
+            inputs=data.inputs,
+            v_inputs=latent.v_view,
         )
-        (beta, omega), flag = _guard((beta, omega), (latent.beta, latent.omega), 11, flag)
-        latent = latent._replace(beta=beta, omega=omega)
+        n_rff = latent.beta.shape[0]
+        beta, gamma = (weights[:n_rff], weights[n_rff:]) if with_inputs else (weights, None)
+        old = (latent.beta, latent.gamma, latent.omega)
+        (beta, gamma, omega), flag = _guard((beta, gamma, omega), old, 11, flag)
+        latent = latent._replace(beta=beta, gamma=gamma, omega=omega)
     elif "omega" not in fixed:
 
         def pot_omega(om):
@@ -427,9 +455,10 @@ def _update_kernel(
             psi, flag = _guard(psi, latent.psi0, 13, flag)
             latent = latent._replace(psi0=psi)
         if config.spectral_scale_moves and "omega" not in fixed:
+            offset = _view_decision(latent, data)
 
             def log_likelihood(om):
-                f = decision_values(latent.H, om, latent.beta)
+                f = decision_values(latent.H, om, latent.beta) + offset
                 return -jnp.sum(jnp.where(valid, _label_energy(f, data.y, latent.lam, config), 0.0))
 
             psi = jnp.asarray(_niw_scale(config, latent), latent.omega.dtype)
@@ -606,6 +635,12 @@ def m3lak_sweep(
         v, flag = _guard(v, latent.v, 10, flag)
         latent = latent._replace(v=v)
 
+    # 10'. v_view: the prior precision of the view weights γ
+    if config.v_view_prior is not None and latent.gamma is not None:
+        v_view = cond.sample_v_conditional(jax.random.fold_in(keys[9], 2), latent.gamma, *config.v_view_prior)
+        v_view, flag = _guard(v_view, latent.v_view, 16, flag)
+        latent = latent._replace(v_view=v_view)
+
     # 11. latent-axis scale and shear (they move H, Ω, the DP components and the LVM: none may be fixed)
     if config.latent_axis_moves and not {"H", "omega", "dp", "lvm"} & set(fixed):
         new = move_latent_axes(
@@ -633,14 +668,15 @@ def sweep_outputs(latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig):
     ``beta``, ``omega``, ``tau``, ``r``, ``decision`` (the decision values) and each view's
     ``W_i`` and ``V_i``; with the DP spectrum ``dp_weights``, ``dp_assignments`` and
     ``dp_n_active`` (the components in use); ``v`` with ``v_prior``; ``niw_psi0`` with
-    ``niw_psi0_prior`` and the DP spectrum.
+    ``niw_psi0_prior`` and the DP spectrum; ``gamma`` with ``view_features``; ``v_view`` with
+    ``v_view_prior``.
 
     Parameters
     ----------
     latent : M3LAKLatent
         The chain's latent variables.
     data : M3LAKData
-        The prepared data (not read).
+        The prepared data (the views, for the decision values with ``view_features``).
     config : M3LAKConfig
         The settings, which decide the optional outputs.
 
@@ -654,8 +690,12 @@ def sweep_outputs(latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig):
         "omega": latent.omega,
         "tau": latent.tau,
         "r": latent.r,
-        "decision": decision_values(latent.H, latent.omega, latent.beta),
+        "decision": decision_values(latent.H, latent.omega, latent.beta) + _view_decision(latent, data),
     }
+    if latent.gamma is not None:
+        out["gamma"] = latent.gamma
+    if config.v_view_prior is not None:
+        out["v_view"] = latent.v_view
     for i, (W, Vv) in enumerate(zip(latent.Ws, latent.Vs)):
         out[f"W_{i}"] = W
         out[f"V_{i}"] = Vv
@@ -751,8 +791,26 @@ def initial_latent(key, data: M3LAKData, config: M3LAKConfig) -> M3LAKLatent:
     lam = jnp.ones((N,), dtype)
     feats = feature_map(H, omega) * valid[:, None]
     beta = cond.sample_beta_conditional(keys[5], feats, data.y, lam, config.C, v)
+    gamma = v_view = None
+    if config.view_features is not None:
+        gamma = jnp.zeros(data.inputs.shape[1], dtype)
+        prior = config.v_view_prior
+        v_view = jnp.asarray(config.v_view if prior is None else prior[0] / prior[1], dtype)
     return M3LAKLatent(
-        H, Us, tuple(Ws), tuple(Vs), _join_noise(taus), jnp.stack(rs), omega, beta, lam, v, dp, psi
+        H,
+        Us,
+        tuple(Ws),
+        tuple(Vs),
+        _join_noise(taus),
+        jnp.stack(rs),
+        omega,
+        beta,
+        lam,
+        v,
+        dp,
+        psi,
+        gamma,
+        v_view,
     )
 
 
