@@ -21,8 +21,9 @@ may look at: a default tuned on them would make the benchmark judge its own tuni
 are ``rule:views``, e.g. ``prime:fac+zer``, ``mod3:all6``.
 
 Rows (all in the same run, on the same split and the same missing blocks):
-- M3LAK rows of the registry ``M3LAK_ROWS`` (name → estimator keyword arguments, passed through
-  unchanged; ``"paper"`` means ``M3LAKClassifier.paper()``, and a dict with ``"preset": "paper"``
+- M3LAK rows of the registry ``M3LAK_ROWS`` (``default``, ``paper``, and ``linear`` / ``rff``: the
+  classifier also sees the views, ``M3LAKPriors.view_features``; name → estimator keyword
+  arguments, passed through unchanged; ``"paper"`` means ``M3LAKClassifier.paper()``, and a dict with ``"preset": "paper"``
   the paper's preset changed by the dict's other entries), at the estimator's defaults (4 chains,
   ...) unless the row says otherwise. More rows from the command line: ``--row NAME=JSON``, a JSON
   dict of keyword arguments whose ``"priors"`` / ``"sampler"`` dicts become ``M3LAKPriors`` /
@@ -134,7 +135,13 @@ TASKS = {  # name -> (group, rule, views), selection tasks first
 
 # M3LAK rows: name -> keyword arguments of M3LAKClassifier (passed through unchanged), or "paper"
 # for M3LAKClassifier.paper(). Add a row by adding an entry (or with --row NAME=JSON).
-M3LAK_ROWS = {"default": {}, "paper": "paper"}
+M3LAK_ROWS = {
+    "default": {},
+    "paper": "paper",
+    # the classifier also sees the views (M3LAKPriors.view_features), at the prior scale of β
+    "linear": {"priors": M3LAKPriors(view_features="linear", v_view=0.01)},
+    "rff": {"priors": M3LAKPriors(view_features="rff", v_view=0.01)},
+}
 BASELINES = ("logreg", "svc", "gpc", "mvl", "mvml")
 
 FULL = dict(n_train=300, n_test=1000, splits=2, missing=(0.0, 0.3, 0.5), m3lak={})
