@@ -22,12 +22,12 @@ are ``rule:views``, e.g. ``prime:fac+zer``, ``mod3:all6``.
 
 Rows (all in the same run, on the same split and the same missing blocks):
 - M3LAK rows of the registry ``M3LAK_ROWS`` (``default``, ``paper``, and ``linear`` / ``rff``: the
-  classifier also sees the views, ``M3LAKPriors.view_features``; name → estimator keyword
-  arguments, passed through unchanged; ``"paper"`` means ``M3LAKClassifier.paper()``, and a dict with ``"preset": "paper"``
-  the paper's preset changed by the dict's other entries), at the estimator's defaults (4 chains,
-  ...) unless the row says otherwise. More rows from the command line: ``--row NAME=JSON``, a JSON
-  dict of keyword arguments whose ``"priors"`` / ``"sampler"`` dicts become ``M3LAKPriors`` /
-  ``M3LAKSampler``, e.g. ``--row 'joint20={"sampler": {"hmc_steps_joint": 20}}'``;
+  classifier also sees the views, ``M3LAKPriors.view_features``; name → estimator keyword arguments,
+  passed through unchanged; ``"paper"`` means ``M3LAKClassifier.paper()``, and a dict with
+  ``"preset": "paper"`` the paper's preset changed by the dict's other entries), at the estimator's
+  defaults (4 chains, ...) unless the row says otherwise. More rows from the command line: ``--row
+  NAME=JSON``, a JSON dict of keyword arguments whose ``"priors"`` / ``"sampler"`` dicts become
+  ``M3LAKPriors`` / ``M3LAKSampler``, e.g. ``--row 'joint20={"sampler": {"hmc_steps_joint": 20}}'``;
 - ``logreg``: ``LogisticRegressionCV`` (C by 5-fold log loss) on the concatenated standardised
   views; with missing views, zeros (the training mean) in the missing blocks plus one
   missing-indicator column per view;
