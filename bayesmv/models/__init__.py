@@ -1,7 +1,6 @@
 """NumPyro model functions (M3LAK: latent variable model, DP spectral prior, hinge pseudo-likelihood)."""
 
 from .m3lak import (
-    VIEW_FREQUENCY_SEED,
     augmented_hinge_log_factor,
     decision_values,
     feature_map,
@@ -21,7 +20,6 @@ from .m3lak_config import FIXABLE_BLOCKS, NIW_NU0_PER_LATENT, M3LAKConfig, M3LAK
 
 __all__ = [
     "FIXABLE_BLOCKS",
-    "VIEW_FREQUENCY_SEED",
     "NIW_NU0_PER_LATENT",
     "M3LAKConfig",
     "M3LAKPriors",

@@ -48,13 +48,12 @@ __all__ = [
     "noise_by_view",
     "pointwise_log_likelihood",
     "spectral_prior_model",
-    "VIEW_FREQUENCY_SEED",
     "view_frequencies",
     "view_inputs",
 ]
 
-#: The seed of the fixed key from which :func:`view_frequencies` draws the views' frequencies.
-VIEW_FREQUENCY_SEED = 0
+# The seed of the fixed key from which view_frequencies draws the views' frequencies.
+_VIEW_FREQUENCY_SEED = 0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -140,7 +139,7 @@ def view_frequencies(n_features, config: M3LAKConfig):
     omegas : list of array of shape (D_i, n_view_frequencies)
         Per view, its frequencies as columns.
     """
-    key = jax.random.PRNGKey(VIEW_FREQUENCY_SEED)
+    key = jax.random.PRNGKey(_VIEW_FREQUENCY_SEED)
     return [
         jax.random.normal(jax.random.fold_in(key, i), (D, config.n_view_frequencies))
         / (config.view_lengthscale * np.sqrt(D))
