@@ -172,3 +172,12 @@ def test_fit_with_view_inputs_stores_gamma_and_beats_the_latent_alone_on_a_linea
             assert len(names) == 2 * 2 * 10 and names[19:21] == ["0:sin_9", "1:cos_0"]
     assert accuracy["linear"] >= 0.9, accuracy
     assert accuracy["linear"] > accuracy[None] + 0.1, accuracy
+
+
+def test_the_sampler_asks_for_the_inputs_when_the_data_lacks_them():
+    from bayesmv.inference.m3lak_sampler import initial_latent, prepare_data
+
+    data = prepare_data([np.ones((4, 2)), np.zeros((4, 3))], [1.0, -1.0, 1.0, -1.0])
+    config = M3LAKConfig.from_settings(n_latent=2, n_frequencies=3, view_features="linear").validate()
+    with pytest.raises(ValueError, match="inputs=view_inputs"):
+        initial_latent(jax.random.PRNGKey(0), data, config)

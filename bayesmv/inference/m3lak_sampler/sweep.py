@@ -735,6 +735,11 @@ def initial_latent(key, data: M3LAKData, config: M3LAKConfig) -> M3LAKLatent:
     -------
     latent : M3LAKLatent
         The chain's initial latent variables, in float64.
+
+    Raises
+    ------
+    ValueError
+        With ``view_features``, if ``data.inputs`` is None.
     """
     m, K, M = config.n_latent, config.n_view_latent, config.n_frequencies
     dtype = jnp.float64
@@ -793,6 +798,11 @@ def initial_latent(key, data: M3LAKData, config: M3LAKConfig) -> M3LAKLatent:
     beta = cond.sample_beta_conditional(keys[5], feats, data.y, lam, config.C, v)
     gamma = v_view = None
     if config.view_features is not None:
+        if data.inputs is None:
+            raise ValueError(
+                "view_features: the data must hold the classifier's inputs, "
+                "data._replace(inputs=view_inputs(data.Xs, data.obs, config))"
+            )
         gamma = jnp.zeros(data.inputs.shape[1], dtype)
         prior = config.v_view_prior
         v_view = jnp.asarray(config.v_view if prior is None else prior[0] / prior[1], dtype)
