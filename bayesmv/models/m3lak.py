@@ -561,7 +561,12 @@ def m3lak_model(
     Returns
     -------
     decision : array of shape (N,)
-        The decision values ``βᵀφ̃(h_n)``.
+        The decision values ``βᵀφ̃(h_n)`` (``+ γᵀz_n`` with ``view_features``).
+
+    Raises
+    ------
+    ValueError
+        With ``view_features``, if ``Xs`` is None (the classifier's inputs are the views).
     """
     if config.view_features is not None and Xs is None:
         raise ValueError("view_features: the classifier's inputs are the views; give Xs")
