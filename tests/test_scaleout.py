@@ -228,7 +228,20 @@ sharded = {"diff": compare(plain, shard), "H_shape": list(lat.H.shape), "H_spec"
            "rows_per_device": sorted(int(s.data.shape[0]) for s in lat.H.addressable_shards),
            "plain_spec": str(getattr(captured[0].last_state.latent.H.sharding, "spec", None)),
            "proba": proba(plain, shard)}
-print(json.dumps({"parallel": parallel, "sharded": sharded}))
+# the default chain method ("processes") at the default number of chains (4): worker processes
+# with fresh JAX backends, then workers whose JAX another job of the pool started on 4 devices
+from joblib import Parallel, delayed
+from joblib.externals.loky import get_reusable_executor
+default = M3LAKClassifier(sampler=steps, **kw)
+fresh = M3LAKClassifier(sampler=steps, **kw).fit(Xs, y)
+get_reusable_executor().shutdown(wait=True)
+started = Parallel(n_jobs=2, backend="loky")(delayed(jax.local_device_count)() for _ in range(2))
+reused = M3LAKClassifier(sampler=steps, **kw).fit(Xs, y)
+processes = {"chain_method": default.chain_method, "num_chains": default.num_chains,
+             "chains": int(fresh.inference_data_.posterior.sizes["chain"]),
+             "diff_fresh": compare(seq, fresh), "diff_started": compare(seq, reused),
+             "started_devices": started, "proba": proba(seq, fresh)}
+print(json.dumps({"parallel": parallel, "sharded": sharded, "processes": processes}))
 """
 
 
@@ -247,6 +260,22 @@ def test_parallel_chains_equal_sequential_on_4_devices(forced_4_devices):
         "warned"
     ]  # numpyro falls back to sequential (with a warning) if devices are missing
     assert max(res["diff"].values()) < 1e-8, res["diff"]
+    assert res["proba"] == 0.0
+
+
+@pytest.mark.slow
+def test_default_chain_method_runs_on_4_devices(forced_4_devices):
+    """The default ``chain_method="processes"`` at the default 4 chains in a process with 4
+    forced CPU devices: its worker processes each get one device (``XLA_FLAGS`` is inherited),
+    so the programs compiled here load there, and the draws equal the ``"sequential"`` chains of
+    the same process; also where another job of the worker pool had already started JAX on 4
+    devices (the worker then compiles its own program). Both raised an ``INVALID_ARGUMENT``
+    (4 shards expected, 1 given) before the workers dropped the forced device count."""
+    res = forced_4_devices["processes"]
+    assert (res["chain_method"], res["num_chains"], res["chains"]) == ("processes", 4, 4)
+    assert res["started_devices"] == [4, 4]
+    assert max(res["diff_fresh"].values()) < 1e-8, res["diff_fresh"]
+    assert max(res["diff_started"].values()) < 1e-8, res["diff_started"]
     assert res["proba"] == 0.0
 
 

@@ -9,10 +9,11 @@ sampler's LAPACK calls are small (m×m, (2M+1)×(2M+1)), so one BLAS thread is f
 from __future__ import annotations
 
 import os
+import re
 
 from threadpoolctl import threadpool_limits
 
-__all__ = ["pin_to_one_cpu", "single_threaded_blas"]
+__all__ = ["one_cpu_device", "pin_to_one_cpu", "single_threaded_blas"]
 
 
 def single_threaded_blas():
@@ -35,3 +36,13 @@ def pin_to_one_cpu(slot):
             os.sched_setaffinity(int(tid), cpu)
         except OSError:  # a thread that has exited since the listing
             pass
+
+
+def one_cpu_device():
+    """Give this process's XLA:CPU backend one device, whatever the parent forced: drops
+    ``--xla_force_host_platform_device_count`` from ``XLA_FLAGS`` (which a worker process
+    inherits). Called in a worker process before its first computation starts JAX's backend; a
+    program compiled in a parent with several CPU devices then loads on the worker's one
+    device, as in a one-device parent."""
+    flags = os.environ.get("XLA_FLAGS", "")
+    os.environ["XLA_FLAGS"] = re.sub(r"--xla_force_host_platform_device_count=\S*", "", flags).strip()

@@ -17,7 +17,7 @@ from numpyro.infer import MCMC
 
 from ...datasets._validation import SEED_DEPRECATED, check_random_seed
 from ...models.m3lak import M3LAKConfig, view_inputs
-from .._threads import pin_to_one_cpu, single_threaded_blas
+from .._threads import one_cpu_device, pin_to_one_cpu, single_threaded_blas
 from .kernel import M3LAKKernel
 from .progress import ChainProgress, FileReport
 from .state import (
@@ -250,13 +250,18 @@ def _loaded_program(payload, in_tree, out_tree):
 
 
 def _chains_in_worker(settings: _RunSettings, data, starts, warm_up, programs, slot, progress_files):
-    """A worker process's share of ``chain_method="processes"``: pinned to the ``slot``-th CPU
-    (before its first chain starts JAX's backend, so XLA:CPU gets a one-thread pool), its chains
-    one after another, by the ``programs`` of :func:`_serialized_programs` (or, where those are
-    None, by :func:`_sequential_chain`), returned as host (NumPy) arrays. Each chain reports its
+    """A worker process's share of ``chain_method="processes"``: one CPU device (a parent's
+    forced device count is dropped) pinned to the ``slot``-th CPU (before its first chain starts
+    JAX's backend, so XLA:CPU gets a one-thread pool), its chains one after another, by the
+    ``programs`` of :func:`_serialized_programs` (or, where those are None or the worker's JAX
+    had already started on several devices, by :func:`_sequential_chain`), returned as host
+    (NumPy) arrays. Each chain reports its
     sweeps done to its file in ``progress_files`` (None: no report)."""
+    one_cpu_device()
     pin_to_one_cpu(slot)
     reports = [None if path is None else FileReport(path) for path in progress_files]
+    if jax.local_device_count() > 1:  # JAX started here before (another job of the pool)
+        programs = None  # programs compiled for one device do not load on several
     with single_threaded_blas():
         if programs is None:
             return jax.device_get(
