@@ -363,6 +363,85 @@ print(json.dumps({{"info": list(info), "again": list(again), "shape": list(a.sha
     assert res["gram_err"] == 0.0
 
 
+def _run_processes(script, num_processes=2, devices=2, timeout=600):
+    """``script`` in ``num_processes`` local processes of ``devices`` forced CPU devices each,
+    joined by ``jax.distributed`` on a loopback coordinator: the script reads
+    ``COORDINATOR``, ``NUM_PROCESSES`` and ``PROCESS_ID`` from its environment. All are killed
+    when one fails or the time limit passes. Returns each process's last JSON line."""
+    env = {
+        **os.environ,
+        "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}",
+        "JAX_PLATFORMS": "cpu",
+        "PYTHONPATH": os.pathsep.join(p for p in (os.environ.get("PYTHONPATH", ""), ROOT) if p),
+        "COORDINATOR": f"127.0.0.1:{_free_port()}",
+        "NUM_PROCESSES": str(num_processes),
+    }
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", textwrap.dedent(script)],
+            env={**env, "PROCESS_ID": str(i)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(num_processes)
+    ]
+    try:
+        outs = [p.communicate(timeout=timeout) for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err[-4000:]
+    return [json.loads([ln for ln in out.splitlines() if ln.startswith("{")][-1]) for out, _ in outs]
+
+
+_TWO_PROCESS_DATA = """
+import json, os
+import numpy as np
+from bayesmv import M3LAKClassifier, M3LAKSampler
+rng = np.random.default_rng(0)
+N = 10
+Xs = [rng.normal(size=(N, 3)), rng.normal(size=(N, 4))]
+Xs[1][2] = np.nan  # a missing view
+y = (rng.normal(size=N) > 0).astype(int)
+steps = M3LAKSampler(hmc_steps_h=2, hmc_steps_omega=2)
+kw = dict(n_latent=2, n_frequencies=3, num_warmup=3, num_samples=3, random_state=1, num_chains=1)
+def result(m):
+    return {"proba": m.predict_proba(Xs).tolist(),
+            "decision": m.inference_data_.posterior["decision"].values.tolist()}
+"""
+
+
+@pytest.mark.slow
+def test_two_process_data_sharded_fit_equals_one_process():
+    """Two local processes joined by ``jax.distributed`` on 127.0.0.1 (2 forced CPU devices
+    each, 4 in all) fit one data-sharded ``M3LAKClassifier`` (N = 10 padded to 12, 3 rows per
+    device): both get the training decision values and ``predict_proba`` of the unsharded fit
+    in one process with the same seed, to rounding."""
+    fits = _run_processes(
+        _TWO_PROCESS_DATA
+        + """
+from bayesmv import distributed as bd
+info = bd.initialize(os.environ["COORDINATOR"], num_processes=int(os.environ["NUM_PROCESSES"]),
+                     process_id=int(os.environ["PROCESS_ID"]))
+m = M3LAKClassifier(sampler=steps.replace(shard_data=True), **kw).fit(Xs, y)
+print(json.dumps({"info": list(info)[:4], **result(m)}))
+"""
+    )
+    one = _run_script(
+        _TWO_PROCESS_DATA + "print(json.dumps(result(M3LAKClassifier(sampler=steps, **kw).fit(Xs, y))))",
+        devices=1,
+    )
+    assert [f["info"] for f in fits] == [[0, 2, 2, 4], [1, 2, 2, 4]]
+    assert fits[0]["decision"] == fits[1]["decision"] and fits[0]["proba"] == fits[1]["proba"]
+    decision, want = np.asarray(fits[0]["decision"]), np.asarray(one["decision"])
+    assert decision.shape == want.shape == (1, 3, 10)
+    # the sharded sums round differently: relative to 1 + |value|, as the 4-device test
+    assert np.max(np.abs(decision - want) / (1.0 + np.abs(want))) < 1e-7
+    assert np.max(np.abs(np.asarray(fits[0]["proba"]) - one["proba"])) < 1e-9
+
+
 @pytest.mark.slow
 def test_kernel_methods_never_form_n_by_n():
     """MVML block-Nyström and MVL-LS CG at n = 20,000: the peak RSS grows by far less than one
