@@ -363,26 +363,29 @@ print(json.dumps({{"info": list(info), "again": list(again), "shape": list(a.sha
     assert res["gram_err"] == 0.0
 
 
-def _run_processes(script, num_processes=2, devices=2, timeout=600):
+def _run_processes(script, num_processes=2, devices=2, timeout=600, command=None, env=None):
     """``script`` in ``num_processes`` local processes of ``devices`` forced CPU devices each,
     joined by ``jax.distributed`` on a loopback coordinator: the script reads
-    ``COORDINATOR``, ``NUM_PROCESSES`` and ``PROCESS_ID`` from its environment. All are killed
-    when one fails or the time limit passes. Returns each process's last JSON line."""
-    env = {
-        **os.environ,
+    ``COORDINATOR``, ``NUM_PROCESSES`` and ``PROCESS_ID`` from its environment. Or ``command``
+    (an argv) with ``env(i)`` added to process ``i``'s environment. All are killed when the time
+    limit passes. Returns each process's last JSON line (None where it printed none)."""
+    base = {  # without a cluster's variables (a run of the suite inside a SLURM job)
+        **{k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "OMPI_"))},
         "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}",
         "JAX_PLATFORMS": "cpu",
         "PYTHONPATH": os.pathsep.join(p for p in (os.environ.get("PYTHONPATH", ""), ROOT) if p),
         "COORDINATOR": f"127.0.0.1:{_free_port()}",
         "NUM_PROCESSES": str(num_processes),
     }
+    command = command or [sys.executable, "-c", textwrap.dedent(script)]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", textwrap.dedent(script)],
-            env={**env, "PROCESS_ID": str(i)},
+            command,
+            env={**base, "PROCESS_ID": str(i), **(env(i) if env else {})},
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            cwd=ROOT,
         )
         for i in range(num_processes)
     ]
@@ -393,7 +396,8 @@ def _run_processes(script, num_processes=2, devices=2, timeout=600):
             p.kill()
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, err[-4000:]
-    return [json.loads([ln for ln in out.splitlines() if ln.startswith("{")][-1]) for out, _ in outs]
+    lines = [[ln for ln in out.splitlines() if ln.startswith("{")] for out, _ in outs]
+    return [json.loads(found[-1]) if found else None for found in lines]
 
 
 _TWO_PROCESS_DATA = """
@@ -440,6 +444,88 @@ print(json.dumps({"info": list(info)[:4], **result(m)}))
     # the sharded sums round differently: relative to 1 + |value|, as the 4-device test
     assert np.max(np.abs(decision - want) / (1.0 + np.abs(want))) < 1e-7
     assert np.max(np.abs(np.asarray(fits[0]["proba"]) - one["proba"])) < 1e-9
+
+
+_CHAINS_ACROSS_PROCESSES = """
+from bayesmv import distributed as bd
+from bayesmv.inference.m3lak_sampler import run
+bd.initialize(os.environ["COORDINATOR"], num_processes=int(os.environ["NUM_PROCESSES"]),
+              process_id=int(os.environ["PROCESS_ID"]))
+ran = []
+local_chains = run._local_chains
+def counted(settings, chain_method, starts, *args):
+    ran.append([chain_method, run._chain_count(starts)])
+    return local_chains(settings, chain_method, starts, *args)
+run._local_chains = counted
+kw["num_chains"] = 4
+four = M3LAKClassifier(sampler=steps, **kw).fit(Xs, y)  # the default chain method, "processes"
+kw["num_chains"] = 3
+three = M3LAKClassifier(chain_method="sequential", sampler=steps, **kw).fit(Xs, y)
+print(json.dumps({"ran": ran, "four": result(four), "three": result(three)}))
+"""
+
+
+@pytest.mark.slow
+def test_chains_spread_over_two_processes():
+    """Under ``jax.distributed`` with two processes (one CPU device each) the chains are spread,
+    not repeated: 4 chains (the default, ``"processes"``) run 2 in each process and 3
+    sequential chains run 2 + 1 (the second process repeats its chain to keep the shapes equal;
+    the copy is dropped). Each process gets every chain, equal to the same chains run in one
+    process: draws and ``predict_proba``."""
+    fits = _run_processes(_TWO_PROCESS_DATA + _CHAINS_ACROSS_PROCESSES, devices=1)
+    one = _run_script(
+        _TWO_PROCESS_DATA
+        + """
+four = M3LAKClassifier(chain_method="sequential", sampler=steps, **{**kw, "num_chains": 4}).fit(Xs, y)
+three = M3LAKClassifier(chain_method="sequential", sampler=steps, **{**kw, "num_chains": 3}).fit(Xs, y)
+print(json.dumps({"four": result(four), "three": result(three)}))
+""",
+        devices=1,
+    )
+    assert fits[0]["ran"] == [["processes", 2], ["sequential", 2]]
+    assert fits[1]["ran"] == [["processes", 2], ["sequential", 2]]  # chain 2 and its copy
+    for fit in fits:
+        for name, chains in (("four", 4), ("three", 3)):
+            decision, want = np.asarray(fit[name]["decision"]), np.asarray(one[name]["decision"])
+            assert decision.shape == want.shape == (chains, 3, 10)
+            assert np.max(np.abs(decision - want) / (1.0 + np.abs(want))) < 1e-8, name
+            assert np.max(np.abs(np.asarray(fit[name]["proba"]) - one[name]["proba"])) < 1e-12, name
+
+
+def _slurm_port_job_id():
+    """A SLURM job id whose coordinator port (JAX: ``61440 + id % 4096``) is free on 127.0.0.1."""
+    for job_id in np.random.default_rng().permutation(4096):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", 61440 + int(job_id)))
+            except OSError:
+                continue
+        return str(int(job_id) + 4096)
+    raise RuntimeError("no free port in 61440-65535")
+
+
+@pytest.mark.slow
+def test_slurm_example_spreads_its_chains_over_two_tasks(tmp_path):
+    """``examples/slurm/m3lak_fit.py --quick`` as two tasks of a SLURM job on this host (SLURM's
+    variables set as ``srun`` sets them, the node list 127.0.0.1): ``distributed.initialize()``
+    reads them, the 4 chains run 2 per process, and process 0 prints and saves the fit of all
+    4 chains, equal to the script run as one process; process 1 prints nothing."""
+    job_id = _slurm_port_job_id()
+    out = tmp_path / "m3lak.bayesmv"
+    script = [sys.executable, os.path.join("examples", "slurm", "m3lak_fit.py"), "--quick"]
+    slurm = {"SLURM_JOB_ID": job_id, "SLURM_STEP_NODELIST": "127.0.0.1", "SLURM_NTASKS": "2"}
+    tasks = _run_processes(
+        None,
+        devices=1,
+        command=script + ["--output", str(out)],
+        env=lambda i: {**slurm, "SLURM_PROCID": str(i), "SLURM_LOCALID": str(i), "SLURM_STEP_NUM_NODES": "1"},
+    )
+    (alone,) = _run_processes(None, num_processes=1, devices=1, command=script)
+    assert tasks[1] is None
+    assert (tasks[0]["processes"], tasks[0]["chains"], alone["processes"], alone["chains"]) == (2, 4, 1, 4)
+    np.testing.assert_allclose(tasks[0]["proba"], alone["proba"], rtol=0, atol=1e-12)
+    saved = bayesmv.load(out)
+    assert saved.inference_data_.posterior.sizes["chain"] == 4
 
 
 @pytest.mark.slow

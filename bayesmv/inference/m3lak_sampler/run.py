@@ -290,13 +290,15 @@ def _chains_in_worker(settings: _RunSettings, data, starts, warm_up, programs, s
 def _chains_in_processes(settings: _RunSettings, data, starts, warm_up, n_workers, progress):
     """The chains split into contiguous groups over ``n_workers`` worker processes (joblib's loky
     pool, kept alive between calls), each worker on its own CPU. The programs are compiled
-    here, once (:func:`_serialized_programs`), and each worker runs the sequential program of its
+    here, once (:func:`_serialized_programs`; under ``jax.distributed`` each worker compiles
+    its own), and each worker runs the sequential program of its
     chains from their own keys or states, so the draws equal ``"sequential"`` ones in a one-CPU
     process. The workers' chains move the bars of ``progress`` (:class:`ChainProgress`) through
     files. Returns ``[(samples, extra, last state)]`` per chain."""
     groups = np.array_split(np.arange(len(starts)), n_workers)
     host_data = jax.device_get(data)
-    programs = _serialized_programs(settings, data, starts[0], warm_up)
+    # under jax.distributed the programs name this process's devices, which a worker lacks
+    programs = None if jax.process_count() > 1 else _serialized_programs(settings, data, starts[0], warm_up)
     with progress.from_workers() as files:
         parts = Parallel(n_jobs=n_workers, backend="loky")(
             delayed(_chains_in_worker)(
@@ -325,38 +327,63 @@ def _process_count(settings: _RunSettings, chain_method, num_chains):
     return min(num_chains, cpu_count())
 
 
-def _sample_chains(
-    settings: _RunSettings, num_chains, chain_method, key, data, states=None, progress_bar=False
-):
-    """All chains with NumPyro's per-chain keys; ``"sequential"`` runs the one compiled chain
-    once per key, so its draws equal ``MCMC(..., num_chains, chain_method="sequential")``;
-    ``"processes"`` runs the same chains in worker processes (:func:`_chains_in_processes`).
-    ``"vectorized"`` chains are equally valid but draw other numbers: the sweep's ``rbg`` keys
-    (``_random.fast_key``) are not vmap-invariant. ``states``: per-chain states to continue
-    from (a list for ``"sequential"``, one stacked state for ``"vectorized"``) instead of a
-    warm-up. Returns ``(samples, extra, last)`` with a leading chain axis and the per-chain
-    last states (what ``states`` takes). ``progress_bar``: one bar per chain
-    (:class:`ChainProgress`); the draws are the same with or without it."""
-    warm_up = states is None
-    progress = ChainProgress(
-        num_chains, settings.num_warmup if warm_up else 0, settings.num_samples, progress_bar
-    )
+def _process_chains(num_chains, spread):
+    """The chains each process runs: ``np.array_split`` of the chain indices over the
+    ``jax.distributed`` processes where ``spread`` (one group of all chains otherwise), and this
+    process's share padded to the largest group's length by repeating its own chains (chain 0
+    where it has none): every process then runs the same number of chains, and the copies are
+    dropped when the chains are gathered (:func:`_gathered_chains`). Returns ``(groups, local)``."""
+    groups = np.array_split(np.arange(num_chains), jax.process_count() if spread else 1)
+    mine = groups[jax.process_index()] if spread else groups[0]
+    local = np.resize(mine, len(groups[0])) if len(mine) else np.zeros(len(groups[0]), int)
+    return groups, local
+
+
+def _gathered_chains(tree, groups):
+    """Every process's chains of ``tree`` (arrays with a leading axis of this process's padded
+    chains, :func:`_process_chains`), in chain order on every process
+    (``multihost_utils.process_allgather``). Returns NumPy arrays with a leading chain axis."""
+    from jax.experimental import multihost_utils
+
+    every = multihost_utils.process_allgather(jax.device_get(tree), tiled=False)
+    rows = [(p, j) for p, group in enumerate(groups) for j in range(len(group))]
+    return jax.tree.map(lambda x: np.stack([np.asarray(x[p, j]) for p, j in rows]), every)
+
+
+def _chain_count(starts):
+    """The chains of ``starts``: a list of keys or states, or one stacked state."""
+    return len(starts) if isinstance(starts, list) else jax.tree.leaves(starts)[0].shape[0]
+
+
+def _local_chains(settings: _RunSettings, chain_method, starts, warm_up, data, progress_bar):
+    """The chains of ``starts`` (per-chain keys, or states: a list, stacked for
+    ``"vectorized"`` and ``"parallel"``) in this process, by ``chain_method``. Returns
+    ``(samples, extra, last)``: the draws with a leading chain axis, and the last states as
+    ``states`` takes them."""
+    n = _chain_count(starts)
+    if chain_method == "parallel":  # NumPyro's own loop (and progress bar): one chain per device
+        mcmc = _numpyro_mcmc(settings, n, chain_method, progress_bar)
+        if warm_up:
+            key = jnp.stack(starts) if n > 1 else starts[0]
+        else:  # continue: NumPyro's post_warmup_state with its own keys
+            mcmc.post_warmup_state = starts if n > 1 else jax.tree.map(lambda x: x[0], starts)
+            key = mcmc.post_warmup_state.rng_key
+        mcmc.run(key, data, extra_fields=EXTRA_FIELDS)
+        samples, extra, last = _collected(mcmc, group_by_chain=True)
+        return samples, extra, last if n > 1 else jax.tree.map(lambda x: x[None], last)
+    progress = ChainProgress(n, settings.num_warmup if warm_up else 0, settings.num_samples, progress_bar)
     with progress:
-        if chain_method == "vectorized" and num_chains > 1:
-            keys = jax.random.split(key, num_chains)
-            samples, extra, last = _chunked_chain(
+        if chain_method == "vectorized":
+            return _chunked_chain(
                 settings,
                 lambda ks: _init_chains_vectorized(settings, ks, data),
                 lambda st, s: _draw_chains_vectorized(st, s, data),
-                keys if warm_up else states,
+                jnp.stack(starts) if warm_up else starts,
                 warm_up,
                 axis=1,
-                report=lambda done: [progress.update(c, done) for c in range(num_chains)],
+                report=lambda done: [progress.update(c, done) for c in range(n)],
             )
-            return samples, extra, last, last
-        keys = [key] if num_chains == 1 else list(jax.random.split(key, num_chains))
-        starts = keys if warm_up else states
-        n_workers = _process_count(settings, chain_method, len(starts))
+        n_workers = _process_count(settings, chain_method, n)
         if n_workers > 1:
             chains = _chains_in_processes(settings, data, starts, warm_up, n_workers, progress)
         else:
@@ -365,8 +392,50 @@ def _sample_chains(
                 for c, start in enumerate(starts)
             ]
     samples, extra = jax.tree.map(lambda *xs: np.stack(xs), *[c[:2] for c in chains])
-    lasts = [c[2] for c in chains]
-    last = lasts[0] if num_chains == 1 else jax.tree.map(lambda *xs: jnp.stack(xs), *lasts)
+    return samples, extra, [c[2] for c in chains]
+
+
+def _sample_chains(
+    settings: _RunSettings, num_chains, chain_method, key, data, states=None, progress_bar=False
+):
+    """All chains with NumPyro's per-chain keys; ``"sequential"`` runs the one compiled chain
+    once per key, so its draws equal ``MCMC(..., num_chains, chain_method="sequential")``;
+    ``"processes"`` runs the same chains in worker processes (:func:`_chains_in_processes`);
+    ``"parallel"`` is ``MCMC.run`` with one chain per device. ``"vectorized"`` chains (one
+    chain runs as ``"sequential"``) are equally valid but draw other numbers: the sweep's ``rbg``
+    keys (``_random.fast_key``) are not vmap-invariant. ``states``: per-chain states to continue
+    from (a list for ``"sequential"`` and ``"processes"``, one stacked state for ``"vectorized"``
+    and ``"parallel"``) instead of a warm-up. In a ``jax.distributed`` run without a data mesh
+    the chains are spread over the processes (:func:`_process_chains`) and gathered on every
+    process. Returns ``(samples, extra, last, chain_states)``: the draws with a leading chain
+    axis, the last state (stacked over the chains where there are several) and what ``states``
+    takes. ``progress_bar``: one bar per chain of this process (:class:`ChainProgress`,
+    NumPyro's for ``"parallel"``); the draws are the same with or without it."""
+    warm_up = states is None
+    if chain_method == "vectorized" and num_chains == 1:
+        chain_method = "sequential"
+    spread = settings.mesh is None and jax.process_count() > 1
+    groups, local = _process_chains(num_chains, spread)
+    if warm_up:
+        keys = [key] if num_chains == 1 else list(jax.random.split(key, num_chains))
+        starts = [keys[i] for i in local]
+    elif not spread:
+        starts = states
+    elif isinstance(states, list):
+        starts = [states[i] for i in local]
+    else:
+        starts = jax.tree.map(lambda x: x[local], states)
+    samples, extra, lasts = _local_chains(settings, chain_method, starts, warm_up, data, progress_bar)
+    stacked = not isinstance(lasts, list)
+    if spread:
+        last = lasts if stacked else jax.tree.map(lambda *xs: jnp.stack(xs), *lasts)
+        samples, extra, last = _gathered_chains((samples, extra, last), groups)
+        last = jax.tree.map(jnp.asarray, last)
+        lasts = last if stacked else [jax.tree.map(lambda x: x[c], last) for c in range(num_chains)]
+    if stacked:
+        last = lasts if num_chains > 1 else jax.tree.map(lambda x: x[0], lasts)
+    else:
+        last = lasts[0] if num_chains == 1 else jax.tree.map(lambda *xs: jnp.stack(xs), *lasts)
     return samples, extra, last, lasts
 
 
@@ -523,18 +592,9 @@ def run_m3lak(
     settings = _RunSettings(config, mesh, n_valid, int(num_warmup), int(num_samples), int(thinning))
     key = jax.random.PRNGKey(seed)
     with single_threaded_blas():
-        if chain_method == "parallel":  # NumPyro's own loop (and progress bar): one chain per device
-            mcmc = _numpyro_mcmc(settings, int(num_chains), chain_method, progress_bar)
-            if init_state is not None:  # continue: NumPyro's post_warmup_state with its own keys
-                mcmc.post_warmup_state = init_state
-                key = init_state.rng_key
-            mcmc.run(key, data, extra_fields=EXTRA_FIELDS)
-            samples, extra, last = _collected(mcmc, group_by_chain=True)
-            chain_states = last
-        else:
-            samples, extra, last, chain_states = _sample_chains(
-                settings, int(num_chains), chain_method, key, data, init_state, bool(progress_bar)
-            )
+        samples, extra, last, chain_states = _sample_chains(
+            settings, int(num_chains), chain_method, key, data, init_state, bool(progress_bar)
+        )
     flags = np.atleast_1d(np.asarray(last.nonfinite))
     if np.any(flags != 0):
         code = int(flags[flags != 0][0])
