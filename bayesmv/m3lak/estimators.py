@@ -86,7 +86,9 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     chain_method : {"processes", "sequential", "vectorized", "parallel"}, default="processes"
         How the chains run: in worker processes, one per CPU (in this process where there is
         one CPU or one chain, on an accelerator, or with sharded data); one after another; as
-        one vectorised program; or one per JAX device (``docs/scaling.md``).
+        one vectorised program; or one per JAX device. Under ``jax.distributed`` (without
+        sharded data) the chains are split over the processes, and each gets all of them
+        (``docs/scaling.md``).
     progress_bar : bool, default=True
         Show one bar per chain with the sweeps done (warm-up, then sampling), also for chains in
         worker processes. The draws are the same without it.

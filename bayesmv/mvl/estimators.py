@@ -241,7 +241,8 @@ class MVLRegressor(RegressorMixin, MultiOutputMixin, _MVLBase):
         (relative) over a round.
     solver : {"auto", "dense", "cg"}, default="auto"
         Dense Cholesky solve, or matrix-free conjugate gradients (MVL-LS at fixed ``c`` on the
-        unnormalised ``"kernel"`` graph only). ``"auto"``: CG where it applies and ``m N > 6000``.
+        unnormalised ``"kernel"`` graph only; memory ``O(block · N)``, in one process on one
+        machine: not distributed). ``"auto"``: CG where it applies and ``m N > 6000``.
     cg_tol : float, default=1e-8
         Relative residual at which conjugate gradients stop.
     cg_max_iter : int, default=5000
@@ -473,7 +474,8 @@ class MVLClassifier(ClassifierMixin, _MVLBase):
         (relative) over a round.
     solver : {"auto", "dense", "cg"}, default="auto"
         Dense Cholesky solve, or matrix-free conjugate gradients (MVL-LS at fixed ``c`` on the
-        unnormalised ``"kernel"`` graph only). ``"auto"``: CG where it applies and ``m N > 6000``.
+        unnormalised ``"kernel"`` graph only; memory ``O(block · N)``, in one process on one
+        machine: not distributed). ``"auto"``: CG where it applies and ``m N > 6000``.
     cg_tol : float, default=1e-8
         Relative residual at which conjugate gradients stop.
     cg_max_iter : int, default=5000

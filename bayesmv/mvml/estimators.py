@@ -195,7 +195,8 @@ class MVMLClassifier(ClassifierMixin, _MVMLBase):
     nystrom : float or int, default=1.0
         Block-Nyström level: a fraction in (0, 1] of the training samples or a number of
         landmarks ``p``. ``p = n`` solves the exact problem (Algorithm 1a); ``p < n`` the
-        block-Nyström approximation (Algorithm 1b, §3.5), which is cheaper for large ``n``.
+        block-Nyström approximation (Algorithm 1b, §3.5), which is cheaper for large ``n``
+        (memory ``O(n p)``, in one process on one machine: not distributed).
     metric : {"learn", "sparse", "cov", "identity"}, default="learn"
         The metric ``A`` between views: learned (eq. 9/16), learned block-sparse (eq. 12/18), or
         fixed as in the paper's baselines MVML_Cov (``"cov"``) and MVML_I (``"identity"``).
@@ -325,7 +326,8 @@ class MVMLRegressor(RegressorMixin, _MVMLBase):
     nystrom : float or int, default=1.0
         Block-Nyström level: a fraction in (0, 1] of the training samples or a number of
         landmarks ``p``. ``p = n`` solves the exact problem (Algorithm 1a); ``p < n`` the
-        block-Nyström approximation (Algorithm 1b, §3.5), which is cheaper for large ``n``.
+        block-Nyström approximation (Algorithm 1b, §3.5), which is cheaper for large ``n``
+        (memory ``O(n p)``, in one process on one machine: not distributed).
     metric : {"learn", "sparse", "cov", "identity"}, default="learn"
         The metric ``A`` between views: learned (eq. 9/16), learned block-sparse (eq. 12/18), or
         fixed as in the paper's baselines MVML_Cov (``"cov"``) and MVML_I (``"identity"``).
