@@ -225,10 +225,12 @@ def _compile_messages(fn):
     loggers = [logging.getLogger(name) for name in ("jax._src.dispatch", "jax._src.interpreters.pxla")]
     for logger in loggers:
         logger.addHandler(handler)
+    previous = jax.config.jax_log_compiles
+    jax.config.update("jax_log_compiles", True)  # not the context: the chains run in a thread
     try:
-        with jax.log_compiles(True):
-            fn()
+        fn()
     finally:
+        jax.config.update("jax_log_compiles", previous)
         for logger in loggers:
             logger.removeHandler(handler)
     return [msg for msg in records if "ompil" in msg]

@@ -592,8 +592,8 @@ class Collect(logging.Handler):
         messages.append(record.getMessage())
 for name in ("jax._src.dispatch", "jax._src.interpreters.pxla"):
     logging.getLogger(name).addHandler(Collect(level=logging.DEBUG))
-with jax.log_compiles(True):
-    more = run_m3lak(Xs, y, cfg, init_state=proc.chain_states, **kw)
+jax.config.update("jax_log_compiles", True)  # not the context: the compilation runs in a thread
+more = run_m3lak(Xs, y, cfg, init_state=proc.chain_states, **kw)
 assert not any("_draw_chain" in message for message in messages), messages
 for name in ("beta", "omega", "tau", "decision"):
     np.testing.assert_array_equal(proc.samples[name], saved[name], err_msg=name)

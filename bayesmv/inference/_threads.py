@@ -1,4 +1,5 @@
-"""Threads of the M3LAK sampler: BLAS threads, and worker processes pinned to one CPU each.
+"""Threads of the M3LAK sampler: BLAS threads, worker processes pinned to one CPU each, and
+the thread that runs a fit's JAX work so that Ctrl-C reaches the caller.
 
 XLA:CPU runs LAPACK custom calls (Cholesky, triangular solves) through SciPy's OpenBLAS. Its
 worker threads spin-wait between calls and take the cores from XLA's own thread pool; the
@@ -10,10 +11,11 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 
 from threadpoolctl import threadpool_limits
 
-__all__ = ["one_cpu_device", "pin_to_one_cpu", "single_threaded_blas"]
+__all__ = ["SamplingStopped", "one_cpu_device", "pin_to_one_cpu", "run_interruptibly", "single_threaded_blas"]
 
 
 def single_threaded_blas():
@@ -46,3 +48,64 @@ def one_cpu_device():
     device, as in a one-device parent."""
     flags = os.environ.get("XLA_FLAGS", "")
     os.environ["XLA_FLAGS"] = re.sub(r"--xla_force_host_platform_device_count=\S*", "", flags).strip()
+
+
+class SamplingStopped(Exception):
+    """Raised in the thread of :func:`run_interruptibly` once its ``stop`` event is set."""
+
+
+def run_interruptibly(work):
+    """``work(stop)`` in a thread of its own, waited for by this one so that Ctrl-C interrupts it.
+
+    Python raises ``KeyboardInterrupt`` in the main thread only between bytecodes, and JAX's
+    compilations and computations run in C++ for seconds to minutes. Here the main thread waits
+    in short joins instead: on Ctrl-C it sets ``stop`` (a ``threading.Event`` that ``work``
+    checks between its calls into JAX, raising :class:`SamplingStopped`) and re-raises
+    ``KeyboardInterrupt`` at once. The call under way (a compilation, or one chunk of sweeps)
+    finishes in the background and its result is dropped; a script that exits then waits for
+    it. Called outside the main thread (where no ``KeyboardInterrupt`` arrives) it runs
+    ``work`` directly. JAX's thread-local settings (its context managers, such as
+    ``jax.log_compiles()``) do not reach the thread: set them with ``jax.config.update``.
+
+    Parameters
+    ----------
+    work : callable
+        ``work(stop)``, returning the result.
+
+    Returns
+    -------
+    result : object
+        What ``work`` returned; what it raised is raised here.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        On Ctrl-C (``SIGINT``) while ``work`` runs.
+    """
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        return work(stop)
+    outcome = {}
+    finished = threading.Event()
+
+    def target():
+        try:
+            outcome["result"] = work(stop)
+        except BaseException as error:  # handed to the waiting thread
+            outcome["error"] = error
+        finally:
+            finished.set()
+
+    # not a daemon: at exit Python waits for the call under way (killing a thread inside XLA
+    # aborts the process)
+    thread = threading.Thread(target=target, name="bayesmv-sampler")
+    thread.start()
+    try:  # an Event, not Thread.join: an interrupted join marks the thread as ended (CPython)
+        while not finished.wait(0.05):
+            pass
+    except KeyboardInterrupt:
+        stop.set()
+        raise
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]

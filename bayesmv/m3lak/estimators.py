@@ -288,7 +288,25 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         -------
         self : M3LAKClassifier
             The fitted estimator.
+
+        Raises
+        ------
+        KeyboardInterrupt
+            On Ctrl-C (``SIGINT``, a notebook's "interrupt kernel"), within a few seconds in
+            every chain method: the worker processes are ended, and in this process the
+            compilation or the chunk of sweeps under way finishes in the background
+            (``"parallel"``: NumPyro's loop under way). The estimator is left as it was before
+            ``fit`` (unfitted, if it was), as after any error of the fit.
         """
+        before = dict(self.__dict__)
+        try:
+            return self._fit(Xs, y)
+        except BaseException:  # an error or Ctrl-C: the estimator as it was before the fit
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    def _fit(self, Xs, y):
         params = self.get_params(deep=False)
         config = check_settings(params)
         self.random_seed_ = check_random_seed(self.random_state, owner=type(self).__name__)

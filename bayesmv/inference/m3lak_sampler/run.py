@@ -17,7 +17,13 @@ from numpyro.infer import MCMC
 
 from ...datasets._validation import SEED_DEPRECATED, check_random_seed
 from ...models.m3lak import M3LAKConfig, view_inputs
-from .._threads import one_cpu_device, pin_to_one_cpu, single_threaded_blas
+from .._threads import (
+    SamplingStopped,
+    one_cpu_device,
+    pin_to_one_cpu,
+    run_interruptibly,
+    single_threaded_blas,
+)
 from .kernel import M3LAKKernel
 from .progress import ChainProgress, FileReport
 from .state import (
@@ -157,32 +163,39 @@ def _draw_calls(settings: _RunSettings, warm_up):
     return warm, [chunk] * (settings.num_samples // length)
 
 
-def _chunked_chain(settings: _RunSettings, init, draw, state, warm_up, axis, report=None):
+def _chunked_chain(settings: _RunSettings, init, draw, state, warm_up, axis, report=None, stop=None):
     """Warm-up (when ``warm_up``) and draws as the calls of ``draw`` that :func:`_draw_calls`
     lists. Each call continues the previous state, so the draws equal one ``MCMC.run``; after each,
-    ``report`` (if given) is called with the sweeps done. Draws are joined on the host along
-    ``axis``. Returns ``(samples, extra, last_state)``."""
+    ``report`` (if given) is called with the sweeps done, and :class:`SamplingStopped` is raised
+    once ``stop`` (a ``threading.Event``, :func:`run_interruptibly`) is set. Draws are joined on
+    the host along ``axis``. Returns ``(samples, extra, last_state)``."""
     warm, draws = _draw_calls(settings, warm_up)
+
+    def done_with(sweeps, state):
+        jax.block_until_ready(state)
+        if stop is not None and stop.is_set():
+            raise SamplingStopped
+        if report is not None:
+            report(sweeps)
+
     if warm_up:
         state = init(state)
     done = 0
     for call in warm:
         state = draw(call, state)[2]
         done += call.num_samples
-        if report is not None:
-            report(done)
+        done_with(done, state)
     parts = []
     for call in draws:
         samples, extra, state = draw(call, state)
         parts.append((samples, extra))
         done += call.num_samples
-        if report is not None:
-            report(done)
+        done_with(done, state)
     joined = jax.tree.map(lambda *xs: np.concatenate([np.asarray(x) for x in xs], axis=axis), *parts)
     return joined[0], joined[1], state
 
 
-def _sequential_chain(settings: _RunSettings, data, start, warm_up, report=None):
+def _sequential_chain(settings: _RunSettings, data, start, warm_up, report=None, stop=None):
     """One chain from a key (``warm_up``) or a state, as :func:`_chunked_chain` calls of the
     compiled :func:`_init_chain` / :func:`_draw_chain`."""
     return _chunked_chain(
@@ -193,6 +206,7 @@ def _sequential_chain(settings: _RunSettings, data, start, warm_up, report=None)
         warm_up,
         axis=0,
         report=report,
+        stop=stop,
     )
 
 
@@ -298,7 +312,11 @@ def _chains_in_processes(settings: _RunSettings, data, starts, warm_up, n_worker
     groups = np.array_split(np.arange(len(starts)), n_workers)
     host_data = jax.device_get(data)
     # under jax.distributed the programs name this process's devices, which a worker lacks
-    programs = None if jax.process_count() > 1 else _serialized_programs(settings, data, starts[0], warm_up)
+    programs = (
+        None
+        if jax.process_count() > 1
+        else run_interruptibly(lambda stop: _serialized_programs(settings, data, starts[0], warm_up))
+    )
     with progress.from_workers() as files:
         parts = Parallel(n_jobs=n_workers, backend="loky")(
             delayed(_chains_in_worker)(
@@ -368,29 +386,35 @@ def _local_chains(settings: _RunSettings, chain_method, starts, warm_up, data, p
         else:  # continue: NumPyro's post_warmup_state with its own keys
             mcmc.post_warmup_state = starts if n > 1 else jax.tree.map(lambda x: x[0], starts)
             key = mcmc.post_warmup_state.rng_key
-        mcmc.run(key, data, extra_fields=EXTRA_FIELDS)
+        # Ctrl-C returns at once; the devices finish NumPyro's loop under way in the background
+        run_interruptibly(lambda stop: mcmc.run(key, data, extra_fields=EXTRA_FIELDS))
         samples, extra, last = _collected(mcmc, group_by_chain=True)
         return samples, extra, last if n > 1 else jax.tree.map(lambda x: x[None], last)
     progress = ChainProgress(n, settings.num_warmup if warm_up else 0, settings.num_samples, progress_bar)
     with progress:
         if chain_method == "vectorized":
-            return _chunked_chain(
-                settings,
-                lambda ks: _init_chains_vectorized(settings, ks, data),
-                lambda st, s: _draw_chains_vectorized(st, s, data),
-                jnp.stack(starts) if warm_up else starts,
-                warm_up,
-                axis=1,
-                report=lambda done: [progress.update(c, done) for c in range(n)],
+            return run_interruptibly(
+                lambda stop: _chunked_chain(
+                    settings,
+                    lambda ks: _init_chains_vectorized(settings, ks, data),
+                    lambda st, s: _draw_chains_vectorized(st, s, data),
+                    jnp.stack(starts) if warm_up else starts,
+                    warm_up,
+                    axis=1,
+                    report=lambda done: [progress.update(c, done) for c in range(n)],
+                    stop=stop,
+                )
             )
         n_workers = _process_count(settings, chain_method, n)
-        if n_workers > 1:
+        if n_workers > 1:  # joblib ends the workers on Ctrl-C
             chains = _chains_in_processes(settings, data, starts, warm_up, n_workers, progress)
         else:
-            chains = [
-                _sequential_chain(settings, data, start, warm_up, progress.report(c))
-                for c, start in enumerate(starts)
-            ]
+            chains = run_interruptibly(
+                lambda stop: [
+                    _sequential_chain(settings, data, start, warm_up, progress.report(c), stop)
+                    for c, start in enumerate(starts)
+                ]
+            )
     samples, extra = jax.tree.map(lambda *xs: np.stack(xs), *[c[:2] for c in chains])
     return samples, extra, [c[2] for c in chains]
 
