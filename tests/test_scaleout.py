@@ -179,10 +179,9 @@ def test_padded_sweep_equals_unpadded_sweep():
 # ------------------------------------------------------------------------------------------
 # forced multi-device subprocesses
 # ------------------------------------------------------------------------------------------
-_FORCED_4 = """
-import json, warnings
+_TINY_DATA = """
+import json, os, warnings
 import numpy as np, jax
-import bayesmv.inference as inf
 from bayesmv import M3LAKClassifier, M3LAKSampler
 rng = np.random.default_rng(0)
 N = 10
@@ -190,6 +189,12 @@ Xs = [rng.normal(size=(N, 3)), rng.normal(size=(N, 4))]
 Xs[1][2] = np.nan  # a missing view
 y = (rng.normal(size=N) > 0).astype(int)
 steps = M3LAKSampler(hmc_steps_h=2, hmc_steps_omega=2)
+"""
+
+_FORCED_4 = (
+    _TINY_DATA
+    + """
+import bayesmv.inference as inf
 kw = dict(n_latent=2, n_frequencies=3, num_warmup=3, num_samples=3, random_state=1,
           likelihood="hinge")  # the paper's sampler (hmc_steps_omega); its vote makes proba exact
 def compare(a, b):
@@ -243,6 +248,7 @@ processes = {"chain_method": default.chain_method, "num_chains": default.num_cha
              "started_devices": started, "proba": proba(seq, fresh)}
 print(json.dumps({"parallel": parallel, "sharded": sharded, "processes": processes}))
 """
+)
 
 
 @pytest.fixture(scope="module")
@@ -400,21 +406,15 @@ def _run_processes(script, num_processes=2, devices=2, timeout=600, command=None
     return [json.loads(found[-1]) if found else None for found in lines]
 
 
-_TWO_PROCESS_DATA = """
-import json, os
-import numpy as np
-from bayesmv import M3LAKClassifier, M3LAKSampler
-rng = np.random.default_rng(0)
-N = 10
-Xs = [rng.normal(size=(N, 3)), rng.normal(size=(N, 4))]
-Xs[1][2] = np.nan  # a missing view
-y = (rng.normal(size=N) > 0).astype(int)
-steps = M3LAKSampler(hmc_steps_h=2, hmc_steps_omega=2)
+_TWO_PROCESS_DATA = (
+    _TINY_DATA
+    + """
 kw = dict(n_latent=2, n_frequencies=3, num_warmup=3, num_samples=3, random_state=1, num_chains=1)
 def result(m):
     return {"proba": m.predict_proba(Xs).tolist(),
             "decision": m.inference_data_.posterior["decision"].values.tolist()}
 """
+)
 
 
 @pytest.mark.slow
