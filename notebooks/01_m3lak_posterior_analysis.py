@@ -44,6 +44,8 @@ DEFAULTS = M3LAKClassifier()  # full mode: its chain lengths and number of chain
 WARMUP, SAMPLES, CHAINS = (
     (15, 15, 2) if QUICK else (DEFAULTS.num_warmup, DEFAULTS.num_samples, DEFAULTS.num_chains)
 )
+# quick: the chains one after the other in this process (no worker processes to start beside the test suite)
+CHAIN_METHOD = "sequential" if QUICK else DEFAULTS.chain_method
 
 # %%
 import time
@@ -73,6 +75,7 @@ def fit(views=None, labels=None, **params):
         num_warmup=WARMUP,
         num_samples=SAMPLES,
         num_chains=CHAINS,
+        chain_method=CHAIN_METHOD,
         progress_bar=False,
         random_state=0,
     )
