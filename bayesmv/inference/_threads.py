@@ -59,7 +59,7 @@ def run_interruptibly(work):
 
     Python raises ``KeyboardInterrupt`` in the main thread only between bytecodes, and JAX's
     compilations and computations run in C++ for seconds to minutes. Here the main thread waits
-    in short joins instead: on Ctrl-C it sets ``stop`` (a ``threading.Event`` that ``work``
+    on an event in 50 ms steps instead: on Ctrl-C it sets ``stop`` (a ``threading.Event`` that ``work``
     checks between its calls into JAX, raising :class:`SamplingStopped`) and re-raises
     ``KeyboardInterrupt`` at once. The call under way (a compilation, or one chunk of sweeps)
     finishes in the background and its result is dropped; a script that exits then waits for
