@@ -96,6 +96,7 @@ def test_predictive_adds_the_view_term_to_each_draw():
         sample_predictive_decisions(draws, Xs, jax.random.PRNGKey(2))
 
 
+@pytest.mark.slow  # compiles the NumPyro model's potential (22 s in the inner loop)
 def test_numpyro_model_weights_the_view_inputs_by_gamma():
     rng = np.random.default_rng(3)
     Xs = [rng.normal(size=(4, 3)), rng.normal(size=(4, 2))]
@@ -174,6 +175,7 @@ def test_fit_with_view_inputs_stores_gamma_and_beats_the_latent_alone_on_a_linea
     assert accuracy["linear"] > accuracy[None] + 0.1, accuracy
 
 
+@pytest.mark.slow  # compiles the sampler's initialisation (11 s in the inner loop)
 def test_the_sampler_asks_for_the_inputs_when_the_data_lacks_them():
     from bayesmv.inference.m3lak_sampler import initial_latent, prepare_data
 
