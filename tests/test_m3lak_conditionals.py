@@ -1108,3 +1108,68 @@ def test_niw_scale_warmup_hold_schedule():
             M3LAKConfig.paper(niw_psi0_prior=(1.0, 0.1), niw_psi0_warmup_hold=bad).validate()
     with pytest.raises(ValueError, match="needs M3LAKPriors.niw_psi0_prior"):
         M3LAKConfig.paper(niw_psi0_warmup_hold=0.5).validate()
+
+
+@pytest.mark.slow
+@NOISE
+def test_h_without_label_feedback_is_its_views_only_conditional(tiny, tau):
+    """``label_feedback=False``: each row of ``H`` is drawn from ``p(h_n | x_n, u_n, W, V, τ)``,
+    the Gaussian of the views alone, whatever the labels and the classifier (here a label weight
+    ``C = 50`` and large ``β``); a row missing a view sees the other only. Power: the same draws
+    fail against the conditional that reads a missing view's zero-filled row as data."""
+    from bayesmv.inference.m3lak_sampler import M3LAKData, M3LAKLatent
+    from bayesmv.inference.m3lak_sampler.sweep import _gaussian_dp_state, _update_h
+
+    t = tiny
+    rng = np.random.default_rng(1)
+    W1, V1 = rng.normal(size=(2, t["m"])), 0.5 * rng.normal(size=(2, t["K"]))
+    U1, X1 = rng.normal(size=(t["N"], t["K"])), rng.normal(size=(t["N"], 2))
+    obs = np.stack([t["obs"], np.array([True, False, True, True, False, True])], axis=1)
+    taus = [tau, 0.9] if np.ndim(tau) == 0 else [tau, np.array([0.9, 2.0])]
+    cfg = M3LAKConfig.from_settings(
+        n_latent=t["m"], n_frequencies=t["M"], spectral_prior="gaussian", label_feedback=False, C=50.0
+    )
+    latent = M3LAKLatent(
+        H=jnp.asarray(t["H"]),
+        Us=(jnp.asarray(t["U"]), jnp.asarray(U1)),
+        Ws=(jnp.asarray(t["W"]), jnp.asarray(W1)),
+        Vs=(jnp.asarray(t["V"]), jnp.asarray(V1)),
+        tau=jnp.concatenate([jnp.atleast_1d(jnp.asarray(x, float)) for x in taus])
+        if np.ndim(tau)
+        else jnp.asarray(taus, float),
+        r=jnp.ones((2, t["m"])),
+        omega=jnp.asarray(t["omega"]),
+        beta=jnp.asarray(rng.normal(size=2 * t["M"] + 1) * 5.0),
+        lam=jnp.ones(t["N"]),
+        v=jnp.asarray(1.0),
+        dp=_gaussian_dp_state(cfg),
+    )
+    Xs = (jnp.asarray(t["X"]) * obs[:, :1], jnp.asarray(X1) * obs[:, 1:])
+    data = M3LAKData(Xs, jnp.asarray(obs), jnp.asarray(t["y"]))
+
+    def draw(config):
+        one = lambda k: _update_h(k, latent, data, config, jnp.ones(t["N"], bool), 0.3, 0, 1.0)[0].H  # noqa: E731
+        return jax.jit(jax.vmap(one))(KEYS)
+
+    draws = draw(cfg)
+    for n in (0, 1, 2):  # both views; view 0 only; view 1 only
+        views = [
+            (np.asarray(X[n]), np.asarray(W), np.asarray(V), np.asarray(U[n]), T)
+            for X, W, V, U, T, o in zip(Xs, latent.Ws, latent.Vs, latent.Us, taus, obs[n])
+            if o
+        ]
+
+        def logp(h, views=views):
+            out = -0.5 * h @ h
+            for x, W, V, u, T in views:
+                r = x - W @ h - V @ u
+                out = out - 0.5 * r @ (T * r)
+            return out
+
+        mean, cov = _gaussian_reference(logp, t["m"])
+        _check_moments(draws[:, n], mean, cov)
+        if n == 1:  # power: view 1's zero-filled row of sample 1 read as data
+            x, W, V, u, T = np.zeros(2), *(np.asarray(a) for a in (W1, V1, U1[n])), taus[1]
+            wrong = lambda h: logp(h) - 0.5 * (x - W @ h - V @ u) @ (T * (x - W @ h - V @ u))  # noqa: E731
+            with pytest.raises(AssertionError):
+                _check_moments(draws[:, n], *_gaussian_reference(wrong, t["m"]))

@@ -35,7 +35,7 @@ from bayesmv.inference import conditionals as cond
 from bayesmv.inference import dp_prior_draw, m3lak_sweep
 from bayesmv.inference.dp import component_counts
 from bayesmv.inference.m3lak_sampler import M3LAKData, M3LAKLatent, decision_values
-from bayesmv.inference.m3lak_sampler.sweep import _gaussian_dp_state, _niw_prior
+from bayesmv.inference.m3lak_sampler.sweep import _gaussian_dp_state, _niw_prior, classifier_latent
 from bayesmv.models import M3LAKConfig, logistic_log_likelihood, noise_by_view, view_inputs
 
 N, DS = 3, (2, 2)
@@ -434,3 +434,86 @@ def test_omega_step_size_adaptation_restarts_when_the_held_scale_is_released():
     assert int(t) == 0 and float(g_avg) == 0.0 and float(x_avg) == 0.0
     np.testing.assert_allclose(centre, np.log(10.0 * last_held.step_size_omega), rtol=1e-12)
     assert int(later.da_omega[3]) == 1 and int(last_held.da_H[3]) == 1  # no restart elsewhere
+
+
+# ---------------------------------------------------------------------------------------------
+# label_feedback=False: the latent half of the sweep ignores the labels, the classifier sees E[H | X]
+# ---------------------------------------------------------------------------------------------
+CUT = M3LAKConfig.from_settings(
+    BASE,
+    augmented=False,
+    likelihood="logistic",
+    C=1.0,
+    hmc_steps_joint=4,
+    label_feedback=False,
+    latent_axis_moves=False,
+)
+LATENT_HALF, CLASSIFIER_HALF = ("omega", "dp", "lambda_beta"), ("H", "lvm")
+
+
+def _cut_labels(key, lat, Xs, cfg):
+    """y ~ p(y | θ, X): the logistic likelihood of ``βᵀφ̃(E[H | X])`` (``label_feedback=False``)."""
+    f = decision_values(classifier_latent(lat, M3LAKData(Xs, OBS, Y), cfg), lat.omega, lat.beta)
+    return jnp.where(jax.random.uniform(key, (N,)) < jax.nn.sigmoid(f), 1.0, -1.0), f
+
+
+def _cut_draw(key, cfg):
+    """(θ, X, y) ~ p0(θ) p(X | θ) p(y | θ, X), the labels drawn."""
+    k1, k2 = jax.random.split(key)
+    lat, Xs, _ = _prior_draw(k1, M3LAKConfig.from_settings(cfg, C=1e-12))  # C → 0: no rejection
+    y, _ = _cut_labels(k2, lat, Xs, cfg)
+    return lat, Xs, y
+
+
+def _cut_test_functions(lat, Xs, y, cfg):
+    _, f = _cut_labels(jax.random.PRNGKey(0), lat, Xs, cfg)
+    return jnp.concatenate([_test_functions(lat, Xs, cfg), y, y * f, f, f**2])
+
+
+def _cut_geweke(cfg, tau_divisor=1.0):
+    """Geweke's test of the sweep with ``label_feedback=False`` on the joint
+    ``p0(θ) p(X | θ) p(y | θ, X)`` with ``y ~ σ(βᵀφ̃(E[H | X]))``, labels drawn (the logistic
+    likelihood is normalised). A successive-conditional step: the latent half of the sweep
+    (``H`` given the views alone, then the latent variable model: with y summed out they leave
+    ``p(θ_lvm, H, X)`` invariant and the classifier independent of them), y | θ, X, the classifier
+    half (``(β, Ω)`` and the DP given ``E[H | X]`` and y), then X | θ and y | θ, X. Power twin:
+    τ's conditional draw divided by ``tau_divisor`` = 1.3 (as for the other configurations)."""
+    one = jax.vmap(lambda k: _cut_test_functions(*_cut_draw(k, cfg), cfg))
+    keys = jax.random.split(jax.random.PRNGKey(2024), N_MC).reshape(20, -1, 2)
+    g_mc = np.asarray(jax.jit(lambda ks: jax.lax.map(one, ks))(keys)).reshape(N_MC, -1)
+    latent_cfg = M3LAKConfig.from_settings(cfg, fixed_blocks=LATENT_HALF)
+    classifier_cfg = M3LAKConfig.from_settings(cfg, fixed_blocks=CLASSIFIER_HALF)
+
+    def step(carry, k):
+        lat, Xs, y = carry
+        k1, k2, k3, k4, k5 = jax.random.split(k, 5)
+        lat, info_h = m3lak_sweep(k1, lat, M3LAKData(Xs, OBS, y), latent_cfg, EPS_H, EPS_O)
+        y, _ = _cut_labels(k2, lat, Xs, cfg)
+        lat, info = m3lak_sweep(k3, lat, M3LAKData(Xs, OBS, y), classifier_cfg, EPS_H, EPS_O)
+        Xs = _draw_X(k4, lat)
+        y, _ = _cut_labels(k5, lat, Xs, cfg)
+        return (lat, Xs, y), (_cut_test_functions(lat, Xs, y, cfg), info[1], jnp.maximum(info[3], info_h[3]))
+
+    start = _cut_draw(jax.random.PRNGKey(10_000), cfg)
+    right = cond.sample_tau_conditional
+    cond.sample_tau_conditional = lambda *args: right(*args) / tau_divisor  # patched while traced
+    try:
+        run = jax.jit(lambda k: jax.lax.scan(step, start, jax.random.split(k, N_SC))[1])
+        g_sc, acc_o, flag = run(jax.random.PRNGKey(7))
+    finally:
+        cond.sample_tau_conditional = right
+    assert int(np.max(flag)) == 0 and float(np.mean(acc_o)) > 0.3, float(np.mean(acc_o))
+    return _geweke_z(g_mc, np.asarray(g_sc))
+
+
+@pytest.mark.slow
+def test_geweke_sweep_without_label_feedback_passes():
+    z, crit = _cut_geweke(CUT)
+    assert np.all(np.isfinite(z))
+    assert np.max(np.abs(z)) < crit, (np.argmax(np.abs(z)), np.max(np.abs(z)), crit)
+
+
+@pytest.mark.slow
+def test_geweke_without_label_feedback_detects_wrong_tau_conditional():
+    z, crit = _cut_geweke(CUT, tau_divisor=1.3)
+    assert np.max(np.abs(z)) > crit

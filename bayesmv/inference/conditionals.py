@@ -17,6 +17,7 @@ from .slice import elliptical_slice_step, slice_step
 
 __all__ = [
     "gaussian_from_precision",
+    "latent_moments_given_views",
     "noise_weighted",
     "sample_beta_conditional",
     "sample_inverse_gaussian",
@@ -31,6 +32,7 @@ __all__ = [
     "sample_u_conditional",
     "sample_v_conditional",
     "sample_wv_conditional",
+    "view_precision_terms",
 ]
 
 
@@ -75,6 +77,78 @@ def gaussian_from_precision(key, precision, rhs):
     mean = cho_solve((L, True), rhs)
     eps = jax.random.normal(key, rhs.shape, dtype=rhs.dtype)
     return mean + solve_triangular(L.T, eps, lower=False)
+
+
+def view_precision_terms(W, V, tau):
+    """One view's terms of the latent ``h``'s conditional given the view, its own latent ``u``
+    integrated out.
+
+    ``A = WᵀΣ⁻¹W`` and ``Σ⁻¹W`` with ``Σ = VVᵀ + T⁻¹`` (``T = τI``, or ``diag(τ)`` with one
+    precision per feature), by Woodbury: ``Σ⁻¹ = T − TV G⁻¹ VᵀT``, ``G = I + VᵀTV`` (one
+    ``K x K`` Cholesky). A point's own term is ``xᵀΣ⁻¹W``.
+
+    Parameters
+    ----------
+    W : jax.Array of shape (D, m)
+        The view's loadings of the shared latent.
+    V : jax.Array of shape (D, K)
+        The view's loadings of its own latent.
+    tau : float or jax.Array of shape (D,)
+        The noise precision: one for the view or one per feature.
+
+    Returns
+    -------
+    A : jax.Array of shape (m, m)
+        ``WᵀΣ⁻¹W`` (symmetrised).
+    SW : jax.Array of shape (D, m)
+        ``Σ⁻¹W``.
+    """
+    K = V.shape[1]
+    TW, TV = noise_weighted(tau, W), noise_weighted(tau, V)
+    G = jnp.eye(K, dtype=W.dtype) + V.T @ TV
+    Lg = jnp.linalg.cholesky(G)
+    Q = cho_solve((Lg, True), TV.T @ W)  # G⁻¹VᵀTW, (K, m)
+    A = W.T @ TW - (W.T @ TV) @ Q
+    return 0.5 * (A + A.T), TW - TV @ Q
+
+
+def latent_moments_given_views(Ws, Vs, taus, Xs, obs):
+    """Mean and precision factor of each point's latent ``h_n`` given its observed views alone.
+
+    ``h_n | x_n ~ N(P_n⁻¹ b_n, P_n⁻¹)`` with the views' own latents integrated out:
+    ``P_n = I + Σ_{observed i} W_iᵀΣ_i⁻¹W_i`` and ``b_n = Σ_{observed i} W_iᵀΣ_i⁻¹x_n^i``
+    (:func:`view_precision_terms`); one ``m x m`` Cholesky per point.
+
+    Parameters
+    ----------
+    Ws, Vs : sequence of jax.Array of shape (D_i, m) and (D_i, K)
+        Per view, the loadings of the shared and of its own latent.
+    taus : sequence of float or jax.Array of shape (D_i,)
+        Per view, its noise precision(s).
+    Xs : sequence of jax.Array of shape (N, D_i)
+        The views, zero on the rows a view does not observe.
+    obs : jax.Array of bool of shape (N, V)
+        Whether view ``i`` observes point ``n``.
+
+    Returns
+    -------
+    mean : jax.Array of shape (N, m)
+        ``E[h_n | x_n]``.
+    L : jax.Array of shape (N, m, m)
+        The lower Cholesky factor of the precision ``P_n``.
+    """
+    obs = jnp.asarray(obs)
+    m, n = Ws[0].shape[1], Xs[0].shape[0]
+    P = jnp.broadcast_to(jnp.eye(m, dtype=Ws[0].dtype), (n, m, m))
+    b = jnp.zeros((n, m), dtype=Ws[0].dtype)
+    for i, (W, V, tau, X) in enumerate(zip(Ws, Vs, taus, Xs)):
+        A, SW = view_precision_terms(W, V, tau)
+        o = obs[:, i].astype(W.dtype)
+        P = P + o[:, None, None] * A
+        b = b + o[:, None] * (X @ SW)
+    L = jnp.linalg.cholesky(P)
+    mean = jax.vmap(lambda Ln, bn: cho_solve((Ln, True), bn))(L, b)
+    return mean, L
 
 
 def sample_beta_conditional(key, features, y, lam, C, v):

@@ -386,6 +386,13 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         config = check_settings(self.get_params(deep=False))
         return None if config.view_features is None else view_inputs(Zs, observed_mask(Zs).T, config)
 
+    def _problem_decisions(self, Zs):
+        """Predictive decision draws at the standardised views ``Zs``, ``h*`` drawn, or its mean
+        with ``label_feedback=False`` (as the classifier saw the training points' latents)."""
+        config = check_settings(self.get_params(deep=False))
+        latent = "draw" if config.label_feedback else "mean"
+        return problem_decisions(self.posterior_draws_, Zs, self.random_seed_, self._view_inputs(Zs), latent)
+
     # ---------------------------------------------------------------- predict
     def _check_is_fitted(self):
         self._check_fitted()
@@ -395,7 +402,9 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     def predictive_decisions(self, Xs):
         """Posterior predictive draws of the decision values ``f* = βᵀφ̃(h*)``.
 
-        One ``h*`` is drawn given the observed views of each point per posterior draw.
+        One ``h*`` is drawn given the observed views of each point per posterior draw (with
+        ``M3LAKPriors(label_feedback=False)`` its mean ``E[h* | x*]``, as the classifier saw the
+        training points' latents).
 
         Parameters
         ----------
@@ -409,7 +418,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         """
         self._check_is_fitted()
         Zs = self._standardize(self._validate_predict(Xs))
-        return problem_decisions(self.posterior_draws_, Zs, self.random_seed_, self._view_inputs(Zs))
+        return self._problem_decisions(Zs)
 
     def decision_function(self, Xs):
         """Posterior predictive log-odds of each one-vs-rest problem.
@@ -513,7 +522,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         labels = self._continuation.targets > 0  # (n, n_problems)
         n_chains = self.raw_posterior_[0]["decision"].shape[0]
         Zs = self._continuation.Zs
-        f = problem_decisions(self.posterior_draws_, Zs, self.random_seed_, self._view_inputs(Zs))
+        f = self._problem_decisions(Zs)
         f = f.reshape(f.shape[0], n_chains, -1, f.shape[-1])  # chain by chain, as the draws are stored
 
         def accuracy(decision, k):  # (chain, draw, n) -> (chain,)

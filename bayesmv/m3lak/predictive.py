@@ -15,7 +15,7 @@ from scipy.special import expit, logsumexp
 
 from ..datasets import observed_mask
 from ..inference._threads import single_threaded_blas
-from ..inference.conditionals import noise_weighted
+from ..inference.conditionals import latent_moments_given_views, view_precision_terms
 from ..kernels import implied_kernel
 from ..models.m3lak import decision_values, noise_by_view
 
@@ -59,19 +59,6 @@ class KernelBand(NamedTuple):
     upper: np.ndarray
 
 
-def _view_terms(W, V, tau):
-    """``A = WᵀΣ⁻¹W`` (m, m) and ``Σ⁻¹W`` (D, m) for one view, ``Σ = VVᵀ + T⁻¹``, ``T = τI``
-    (``tau`` a scalar) or ``diag(τ)`` (``(D,)``), by Woodbury:
-    ``Σ⁻¹ = T - TV G⁻¹ VᵀT``, ``G = I + VᵀTV``. A test point's own term is ``xᵀΣ⁻¹W``."""
-    K = V.shape[1]
-    TW, TV = noise_weighted(tau, W), noise_weighted(tau, V)
-    G = jnp.eye(K, dtype=W.dtype) + V.T @ TV
-    Lg = jnp.linalg.cholesky(G)
-    Q = cho_solve((Lg, True), TV.T @ W)  # G⁻¹VᵀTW, (K, m)
-    A = W.T @ TW - (W.T @ TV) @ Q
-    return 0.5 * (A + A.T), TW - TV @ Q
-
-
 def predictive_latent_moments(Ws, Vs, tau, Xs, observed):
     """Mean and lower Cholesky factor of the precision of ``h* | x*``, for one posterior draw.
 
@@ -113,23 +100,13 @@ def predictive_latent_moments(Ws, Vs, tau, Xs, observed):
     >>> np.asarray(mean).round(4).ravel(), np.asarray(L).round(4).ravel()
     (array([0.6667, 0.    ]), array([1.7321, 1.    ]))
     """
-    m = Ws[0].shape[1]
-    n = Xs[0].shape[0]
-    P = jnp.broadcast_to(jnp.eye(m, dtype=Ws[0].dtype), (n, m, m))
-    b = jnp.zeros((n, m), dtype=Ws[0].dtype)
     taus = noise_by_view(jnp.asarray(tau), [W.shape[0] for W in Ws])
-    for i, (W, V, X) in enumerate(zip(Ws, Vs, Xs)):
-        o = jnp.asarray(observed[i])
-        X = jnp.where(o[:, None], X, 0.0)
-        A, SW = _view_terms(W, V, taus[i])
-        P = P + o[:, None, None] * A
-        b = b + o[:, None] * (X @ SW)
-    L = jnp.linalg.cholesky(P)
-    mean = jax.vmap(lambda Ln, bn: cho_solve((Ln, True), bn))(L, b)
-    return mean, L
+    obs = jnp.asarray(observed).T
+    Xs = [jnp.where(obs[:, i : i + 1], jnp.asarray(X), 0.0) for i, X in enumerate(Xs)]
+    return latent_moments_given_views(Ws, Vs, taus, Xs, obs)
 
 
-def _draw_decisions(key, Ws, Vs, tau, beta, omega, gamma, X, inputs, patterns, pattern_index):
+def _draw_decisions(key, Ws, Vs, tau, beta, omega, gamma, X, inputs, patterns, pattern_index, latent_noise):
     """One posterior draw: sample ``h*`` for every test point and return ``f = βᵀφ̃(h*)`` (n,),
     plus ``γᵀz*`` with ``view_features`` (``gamma`` and the test inputs ``z*`` not None).
     ``X``: the views side by side ``(n, Σ_i D_i)``, zero on unobserved rows.
@@ -145,14 +122,14 @@ def _draw_decisions(key, Ws, Vs, tau, beta, omega, gamma, X, inputs, patterns, p
     taus = noise_by_view(tau, [W.shape[0] for W in Ws])
     SWs = []
     for i, (W, V) in enumerate(zip(Ws, Vs)):
-        A, SW = _view_terms(W, V, taus[i])
+        A, SW = view_precision_terms(W, V, taus[i])
         P = P + patterns[:, i, None, None] * A
         SWs.append(SW)
     SW = jnp.concatenate(SWs, axis=0)  # (Σ_i D_i, m)
     L = jnp.linalg.cholesky(P)  # (n_pat, m, m)
     # one standard normal per draw, shared by every test point (common random numbers): a point's
     # draws depend on that point alone, not on the other rows or their order
-    z = jax.random.normal(key, (m,), dtype=beta.dtype)
+    z = latent_noise * jax.random.normal(key, (m,), dtype=beta.dtype)  # latent_noise 0: h* = E[h* | x*]
 
     def draw_under(Lp):  # h* for every test point under one pattern's precision Lp Lpᵀ
         gain = cho_solve((Lp, True), SW.T)  # P⁻¹ (Σ⁻¹W)ᵀ, (m, Σ_i D_i)
@@ -166,15 +143,15 @@ def _draw_decisions(key, Ws, Vs, tau, beta, omega, gamma, X, inputs, patterns, p
 
 
 @jax.jit
-def _decisions_chunk(keys, Ws, Vs, tau, beta, omega, gamma, X, inputs, patterns, pattern_index):
+def _decisions_chunk(keys, Ws, Vs, tau, beta, omega, gamma, X, inputs, patterns, pattern_index, latent_noise):
     """:func:`_draw_decisions` over a chunk of posterior draws, one after another: ``(chunk, n)``."""
     return jax.lax.map(
-        lambda a: _draw_decisions(*a, X, inputs, patterns, pattern_index),
+        lambda a: _draw_decisions(*a, X, inputs, patterns, pattern_index, latent_noise),
         (keys, Ws, Vs, tau, beta, omega, gamma),
     )
 
 
-def sample_predictive_decisions(draws, Xs, key, chunk_size=None, inputs=None):
+def sample_predictive_decisions(draws, Xs, key, chunk_size=None, inputs=None, latent="draw"):
     """Posterior predictive discriminant draws ``f_s(x*) = β_sᵀφ̃(h*_s)`` (``+ γ_sᵀz*`` with ``view_features``).
 
     One ``h*`` is drawn per posterior draw and test point. Draw s uses the key
@@ -198,6 +175,9 @@ def sample_predictive_decisions(draws, Xs, key, chunk_size=None, inputs=None):
     inputs : array-like of shape (n, P) or None, default=None
         The classifier's inputs ``z*`` from the test views
         (:func:`~bayesmv.models.m3lak.view_inputs`), needed when ``draws`` has ``"gamma"``.
+    latent : {"draw", "mean"}, default="draw"
+        ``h*`` drawn from ``h* | x*`` (the joint model), or its mean ``E[h* | x*]``, as a
+        model with ``label_feedback=False`` gives its classifier a training point's latent.
 
     Returns
     -------
@@ -222,6 +202,8 @@ def sample_predictive_decisions(draws, Xs, key, chunk_size=None, inputs=None):
     gamma = np.asarray(draws["gamma"]) if "gamma" in draws else None
     if gamma is not None and inputs is None:
         raise ValueError("the draws weigh the views' own inputs (gamma): give their test inputs")
+    if latent not in ("draw", "mean"):
+        raise ValueError(f"latent must be 'draw' or 'mean'; got {latent!r}")
     S, n = beta.shape[0], Xs[0].shape[0]
     if chunk_size is None:
         M2, m = beta.shape[1], Ws[0].shape[2]
@@ -247,6 +229,7 @@ def sample_predictive_decisions(draws, Xs, key, chunk_size=None, inputs=None):
             None if gamma is None else jnp.asarray(inputs),
             pat_j,
             idx_j,
+            jnp.asarray(1.0 if latent == "draw" else 0.0, beta.dtype),
         )
         out.append(np.asarray(f)[: chunk_size - pad])
     f = np.concatenate(out, axis=0)
@@ -419,7 +402,7 @@ def kernel_band(omega, t, direction=None, interval=0.9):
     return KernelBand(t, k.mean(axis=0), lo, hi)
 
 
-def problem_decisions(posterior_draws, Zs, random_seed, inputs=None):
+def problem_decisions(posterior_draws, Zs, random_seed, inputs=None, latent="draw"):
     """Posterior predictive decision draws of every one-vs-rest problem.
 
     Problem ``k`` is drawn with the key ``fold_in(fold_in(PRNGKey(random_seed), 7919), k)``
@@ -436,6 +419,8 @@ def problem_decisions(posterior_draws, Zs, random_seed, inputs=None):
     inputs : array-like of shape (n, P) or None, default=None
         The classifier's inputs from the views with ``view_features``
         (:func:`~bayesmv.models.m3lak.view_inputs`).
+    latent : {"draw", "mean"}, default="draw"
+        Whether each draw samples ``h*`` or takes its mean (:func:`sample_predictive_decisions`).
 
     Returns
     -------
@@ -451,7 +436,7 @@ def problem_decisions(posterior_draws, Zs, random_seed, inputs=None):
     with single_threaded_blas():
         return np.stack(
             [
-                sample_predictive_decisions(d, Zs, jax.random.fold_in(base, k), inputs=inputs)
+                sample_predictive_decisions(d, Zs, jax.random.fold_in(base, k), inputs=inputs, latent=latent)
                 for k, d in enumerate(posterior_draws)
             ]
         )

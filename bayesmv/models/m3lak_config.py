@@ -94,6 +94,7 @@ CONSTRAINTS = {
     "v_view_prior": _OPTIONAL_PAIR,
     "n_view_frequencies": _POSITIVE_INTEGER,
     "view_lengthscale": _POSITIVE_REAL,
+    "label_feedback": _BOOLEAN,
     "niw_kappa0": _POSITIVE_REAL,
     "niw_nu0": _OPTIONAL_POSITIVE_REAL,
     "niw_mu0": (_is_real, "a finite number"),
@@ -292,6 +293,12 @@ class M3LAKPriors(_Settings):
     view_lengthscale : float, default=1.0
         The length-scale of the views' random features relative to ``√D_i``: their
         frequencies are ``N(0, I/(view_lengthscale² D_i))`` (``view_features="rff"``).
+    label_feedback : bool, default=True
+        Whether the labels inform the latents: the joint posterior (the paper). False gives a
+        cut model (Plummer 2015; not in the paper): the latent variable model is fitted to the
+        views alone, and the classifier sees each training point through ``E[h_n | x_n]``, its
+        latent's mean given its observed views, as the predictive sees a test point's
+        (``docs/m3lak_sampler.md``). Not with ``M3LAKSampler.latent_axis_moves``.
     niw_kappa0 : float, default=1.0
         ``κ0`` of the DP's Normal-Inverse-Wishart base ``μ_k ~ N(μ0·1, Σ_k/κ0)``,
         ``Σ_k ~ IW(ψ I, ν0)``.
@@ -336,6 +343,7 @@ class M3LAKPriors(_Settings):
     v_view_prior: tuple | None = None
     n_view_frequencies: int = 100
     view_lengthscale: float = 1.0
+    label_feedback: bool = True
     niw_kappa0: float = 1.0
     niw_nu0: float | None = None
     niw_mu0: float = 0.01
@@ -678,6 +686,11 @@ class M3LAKConfig(_Settings):
             (
                 self.view_features is None or not self.dp_relocation_moves,
                 "M3LAKPriors.view_features does not combine with M3LAKSampler.dp_relocation_moves",
+            ),
+            (
+                self.label_feedback or not self.latent_axis_moves,
+                "M3LAKPriors.label_feedback=False does not combine with M3LAKSampler.latent_axis_moves "
+                "(they move H with Ω)",
             ),
             (
                 not self.augmented or self.likelihood == "hinge",

@@ -49,6 +49,9 @@ replaced by one joint HMC move of ``(β, Ω)`` (:func:`joint_beta_omega_step`), 
 whitened by their prior, followed by the DP update; ``H`` targets the logistic likelihood.
 With ``config.view_features`` every decision value adds ``γᵀz_n`` (``data.inputs``), and ``γ``
 moves with ``(β, Ω)`` in that joint move.
+With ``config.label_feedback=False`` (a cut model) block 1 draws each row of ``H`` exactly from
+its Gaussian conditional given the views, without the labels, and blocks 2–5 see
+:func:`classifier_latent`, each point's ``E[h_n | x_n]``, instead of ``H``.
 ``config.fixed_blocks`` holds named blocks at their initial values (a diagnostic).
 
 Every block's output is checked: a non-finite value is not stored (the block keeps its old
@@ -257,6 +260,18 @@ def _view_noise(latent: M3LAKLatent, data: M3LAKData):
     return noise_by_view(latent.tau, [X.shape[1] for X in data.Xs])
 
 
+def classifier_latent(latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig):
+    """The latents the classifier sees: ``H``, or with ``label_feedback=False`` each training
+    point's ``E[h_n | x_n]`` given its observed views alone (the views' own latents integrated
+    out: :func:`~bayesmv.inference.conditionals.latent_moments_given_views`), as the predictive
+    sees a test point's."""
+    if config.label_feedback:
+        return latent.H
+    return cond.latent_moments_given_views(
+        latent.Ws, latent.Vs, _view_noise(latent, data), data.Xs, data.obs
+    )[0]
+
+
 def _gaussian_parts(latent: M3LAKLatent, data: M3LAKData, temper=1.0):
     """``Q_i = W_iᵀT_iW_i`` (V, m, m) and ``b_n = Σ_i obs W_iᵀT_i(x_n - V_i u_n)`` (N, m), ``T_i`` the
     view's noise precision (``τ_i I`` or ``diag(τ_i)``) times ``temper`` (the views' likelihood
@@ -293,11 +308,19 @@ def _guard(new, old, code, flag):
 
 def _update_h(key, latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig, valid, step_size, flag, temper):
     """Block 1: every row of ``H`` by its own HMC (eq. 4), mass matrix the full-data Gaussian
-    precision, the views' likelihood raised to ``temper``. Returns
+    precision, the views' likelihood raised to ``temper``; with ``label_feedback=False`` each row
+    drawn exactly from its Gaussian conditional given the views alone. Returns
     ``(latent, accept_prob (N,), divergent (N,), flag)``."""
     m = latent.H.shape[1]
     Q, b = _gaussian_parts(latent, data, temper)
     obsf = data.obs.astype(latent.H.dtype)
+    if not config.label_feedback:  # row n: N(P_n⁻¹ b_n, P_n⁻¹), P_n = I + Σ_i o_ni Q_i
+        precision = jnp.eye(m, dtype=latent.H.dtype) + jnp.einsum("nv,vlk->nlk", obsf, Q)
+        keys = jax.random.split(key, latent.H.shape[0])
+        H = jax.vmap(cond.gaussian_from_precision)(keys, precision, b)
+        H, flag = _guard(H, latent.H, 1, flag)
+        ones = jnp.ones(H.shape[0], H.dtype)
+        return latent._replace(H=H), ones, jnp.zeros(H.shape[0], bool), flag
     mass = jnp.eye(m, dtype=latent.H.dtype) + jnp.sum(Q, 0)
     mass_chol = jnp.linalg.cholesky(mass)
     offset = _view_decision(latent, data)
@@ -598,6 +621,8 @@ def m3lak_sweep(
     # 2–3. Ω (and β, logistic) and the DP spectrum; with kernel_passes = K > 1, K times (one
     # loop, each pass with its own keys): the DP components set Ω's whitening, and Ω's scale
     # moves only as fast as the two alternate
+    H = latent.H  # with label_feedback=False the classifier's blocks see E[H | X] instead
+    latent = latent._replace(H=classifier_latent(latent, data, config))
     if config.kernel_passes == 1:
         latent, acc_O, div_O, flag = _update_kernel(
             keys[1], keys[2], latent, data, config, valid, step_size_omega, flag, learn_scale
@@ -624,6 +649,7 @@ def m3lak_sweep(
         beta = cond.sample_beta_conditional(keys[4], feats * valid[:, None], data.y, lam, C, latent.v)
         beta, flag = _guard(beta, latent.beta, 5, flag)
         latent = latent._replace(lam=lam, beta=beta)
+    latent = latent._replace(H=H)
 
     # 6–9. latent variable model, view by view (V is small and static)
     if config.h_lvm_passes == 1 and "lvm" not in fixed:
@@ -690,7 +716,8 @@ def sweep_outputs(latent: M3LAKLatent, data: M3LAKData, config: M3LAKConfig):
         "omega": latent.omega,
         "tau": latent.tau,
         "r": latent.r,
-        "decision": decision_values(latent.H, latent.omega, latent.beta) + _view_decision(latent, data),
+        "decision": decision_values(classifier_latent(latent, data, config), latent.omega, latent.beta)
+        + _view_decision(latent, data),
     }
     if latent.gamma is not None:
         out["gamma"] = latent.gamma

@@ -1,0 +1,53 @@
+"""``M3LAKPriors(label_feedback=False)``, the cut model: the classifier sees each training point
+through ``E[h_n | x_n]`` given its observed views, and the predictive sees a test point the same way.
+
+The sampler's exactness with it is tested with the other blocks: each row of ``H`` from its
+conditional given the views alone in ``test_m3lak_conditionals.py`` (brute force, with a power
+check), the whole sweep in ``test_m3lak_sampler.py`` (Geweke on the joint with the labels drawn,
+with its wrong-τ power twin). Here: the settings' rule and a fit, whose stored training decision
+values are the predictive's at the training points.
+"""
+
+import numpy as np
+import pytest
+
+import bayesmv  # noqa: F401  (x64)
+from bayesmv import M3LAKClassifier, M3LAKPriors, M3LAKSampler
+from bayesmv.datasets import drop_views, make_latent_views
+from bayesmv.m3lak.predictive import problem_decisions
+
+
+def test_label_feedback_false_does_not_combine_with_latent_axis_moves():
+    clf = M3LAKClassifier(
+        priors=M3LAKPriors(label_feedback=False), sampler=M3LAKSampler(latent_axis_moves=True)
+    )
+    Xs, y = make_latent_views(n_samples=20, n_features=3, random_state=0)
+    with pytest.raises(ValueError, match="label_feedback=False does not combine with"):
+        clf.fit(Xs, y)
+
+
+@pytest.mark.slow  # compiles a sampler of its own
+def test_training_decisions_are_the_predictive_at_the_training_points():
+    """Train and test points reach the classifier alike: every stored training decision value
+    ``βᵀφ̃(E[h_n | x_n])`` equals the predictive's draw at that point (which takes ``E[h* | x*]``
+    with ``label_feedback=False``), missing views included, to 1e-8. Power: the predictive that
+    draws ``h*`` (the joint model's) differs from them by far more."""
+    Xs, y = make_latent_views(n_samples=60, n_features=4, random_state=1)
+    Xs = drop_views(Xs, 0.3, random_state=2)
+    clf = M3LAKClassifier(
+        n_latent=2,
+        n_frequencies=4,
+        num_warmup=30,
+        num_samples=30,
+        num_chains=2,
+        chain_method="sequential",
+        progress_bar=False,
+        random_state=0,
+        priors=M3LAKPriors(label_feedback=False),
+    ).fit(Xs, y)
+    stored = clf.inference_data_.posterior["decision"].values.reshape(60, -1)
+    predictive = clf.predictive_decisions(Xs)[0]
+    np.testing.assert_allclose(predictive, stored, rtol=1e-8, atol=1e-8)
+    Zs = clf._standardize(clf._validate_predict(Xs))
+    drawn = problem_decisions(clf.posterior_draws_, Zs, clf.random_seed_, latent="draw")[0]
+    assert np.median(np.abs(drawn - stored)) > 1e-2
