@@ -138,6 +138,13 @@ def test_previous_names_warn_and_move_to_their_new_place():
         assert M3LAKClassifier(seed=7).random_state == 7
     with pytest.raises(TypeError, match="unexpected keyword"):
         M3LAKClassifier(n_latents=3)
+    # the previous release's 36 moved names, each a field of its settings object; a field added
+    # since (never an estimator parameter) is not a legacy name
+    assert len(LEGACY_PARAMETERS) == 36
+    for name, part in LEGACY_PARAMETERS.items():
+        assert name in {"priors": M3LAKPriors, "sampler": M3LAKSampler}[part]().get_params()
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        M3LAKClassifier(label_feedback=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the new spelling warns about nothing
         new = M3LAKClassifier(

@@ -30,10 +30,27 @@ __all__ = [
 #: The estimator's settings objects: parameter name -> class (its default when the parameter is None).
 SETTINGS_CLASSES = {"priors": M3LAKPriors, "sampler": M3LAKSampler}
 #: Parameters of the previous release that moved: old name -> the settings object now holding it.
+#: The settings objects' later fields (``view_features``, ``label_feedback``, ...) were never the
+#: estimator's own parameters and are not here.
 LEGACY_PARAMETERS = {
-    **{name: "priors" for name in M3LAKPriors().get_params()},
-    **{name: "sampler" for name in M3LAKSampler().get_params()},
-}
+    **dict.fromkeys(
+        (
+            "n_view_latent", "eta", "alpha", "a_r", "b_r", "a_tau", "b_tau", "v", "v_prior",
+            "niw_kappa0", "niw_nu0", "niw_mu0", "niw_psi0", "niw_psi0_prior", "lengthscale",
+        ),
+        "priors",
+    ),
+    **dict.fromkeys(
+        (
+            "precision_update", "dp_update", "dp_split_merge", "dp_capacity", "augmented",
+            "hmc_steps_h", "hmc_steps_omega", "hmc_steps_joint", "target_accept", "init_step_size",
+            "h_lvm_passes", "kernel_passes", "warmup_tempering", "niw_psi0_warmup_hold",
+            "spectral_scale_moves", "latent_axis_moves", "dp_relocation_moves", "dp_sign_moves",
+            "fixed_blocks", "shard_data", "mesh",
+        ),
+        "sampler",
+    ),
+}  # fmt: skip
 #: The estimator's own parameters that the model's config does not hold (how long and how the
 #: chains run, what the user sees, the views' scaling).
 RUN_PARAMETERS = ("num_warmup", "num_samples", "num_chains", "chain_method", "progress_bar", "standardize")
