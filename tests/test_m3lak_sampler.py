@@ -22,6 +22,10 @@ simulator alternates one sampler sweep θ | X, y with X | θ. Both must give the
 test functions g(θ, X); each difference is a z-score with a batch-means variance for the chain.
 The test fails if any |z| exceeds the Bonferroni-corrected two-sided 1% level (family-wise
 false-alarm rate ≈ 1%). The same test with a deliberately wrong τ conditional (rate × 1.3) must fail (power).
+
+The cut model (``label_feedback=False``) has no joint posterior over θ given fixed labels; its
+sweep is tested on the joint with the labels drawn, ``y ~ σ(βᵀφ̃(E[H | X]))``, between its two
+halves (``_cut_geweke``), with the same false-alarm rate and wrong-τ twin.
 """
 
 import jax
