@@ -1134,9 +1134,7 @@ def test_h_without_label_feedback_is_its_views_only_conditional(tiny, tau):
         Us=(jnp.asarray(t["U"]), jnp.asarray(U1)),
         Ws=(jnp.asarray(t["W"]), jnp.asarray(W1)),
         Vs=(jnp.asarray(t["V"]), jnp.asarray(V1)),
-        tau=jnp.concatenate([jnp.atleast_1d(jnp.asarray(x, float)) for x in taus])
-        if np.ndim(tau)
-        else jnp.asarray(taus, float),
+        tau=jnp.concatenate([jnp.atleast_1d(jnp.asarray(t, float)) for t in taus]),
         r=jnp.ones((2, t["m"])),
         omega=jnp.asarray(t["omega"]),
         beta=jnp.asarray(rng.normal(size=2 * t["M"] + 1) * 5.0),

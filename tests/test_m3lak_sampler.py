@@ -455,22 +455,26 @@ CUT = M3LAKConfig.from_settings(
 LATENT_HALF, CLASSIFIER_HALF = ("omega", "dp", "lambda_beta"), ("H", "lvm")
 
 
+def _cut_decision(lat, Xs, cfg):
+    """``βᵀφ̃(E[H | X])``, the decision values of ``label_feedback=False``."""
+    return decision_values(classifier_latent(lat, M3LAKData(Xs, OBS, Y), cfg), lat.omega, lat.beta)
+
+
 def _cut_labels(key, lat, Xs, cfg):
-    """y ~ p(y | θ, X): the logistic likelihood of ``βᵀφ̃(E[H | X])`` (``label_feedback=False``)."""
-    f = decision_values(classifier_latent(lat, M3LAKData(Xs, OBS, Y), cfg), lat.omega, lat.beta)
-    return jnp.where(jax.random.uniform(key, (N,)) < jax.nn.sigmoid(f), 1.0, -1.0), f
+    """y ~ p(y | θ, X): the logistic likelihood of :func:`_cut_decision`."""
+    return jnp.where(jax.random.uniform(key, (N,)) < jax.nn.sigmoid(_cut_decision(lat, Xs, cfg)), 1.0, -1.0)
 
 
 def _cut_draw(key, cfg):
     """(θ, X, y) ~ p0(θ) p(X | θ) p(y | θ, X), the labels drawn."""
     k1, k2 = jax.random.split(key)
     lat, Xs, _ = _prior_draw(k1, M3LAKConfig.from_settings(cfg, C=1e-12))  # C → 0: no rejection
-    y, _ = _cut_labels(k2, lat, Xs, cfg)
+    y = _cut_labels(k2, lat, Xs, cfg)
     return lat, Xs, y
 
 
 def _cut_test_functions(lat, Xs, y, cfg):
-    _, f = _cut_labels(jax.random.PRNGKey(0), lat, Xs, cfg)
+    f = _cut_decision(lat, Xs, cfg)
     return jnp.concatenate([_test_functions(lat, Xs, cfg), y, y * f, f, f**2])
 
 
@@ -492,10 +496,10 @@ def _cut_geweke(cfg, tau_divisor=1.0):
         lat, Xs, y = carry
         k1, k2, k3, k4, k5 = jax.random.split(k, 5)
         lat, info_h = m3lak_sweep(k1, lat, M3LAKData(Xs, OBS, y), latent_cfg, EPS_H, EPS_O)
-        y, _ = _cut_labels(k2, lat, Xs, cfg)
+        y = _cut_labels(k2, lat, Xs, cfg)
         lat, info = m3lak_sweep(k3, lat, M3LAKData(Xs, OBS, y), classifier_cfg, EPS_H, EPS_O)
         Xs = _draw_X(k4, lat)
-        y, _ = _cut_labels(k5, lat, Xs, cfg)
+        y = _cut_labels(k5, lat, Xs, cfg)
         return (lat, Xs, y), (_cut_test_functions(lat, Xs, y, cfg), info[1], jnp.maximum(info[3], info_h[3]))
 
     start = _cut_draw(jax.random.PRNGKey(10_000), cfg)

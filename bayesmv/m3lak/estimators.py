@@ -381,17 +381,14 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     def _standardize(self, views):
         return standardized(views, self.view_means_, self.view_scales_)
 
-    def _view_inputs(self, Zs):
-        """The classifier's inputs from the standardised views ``Zs`` (``view_features``), else None."""
-        config = check_settings(self.get_params(deep=False))
-        return None if config.view_features is None else view_inputs(Zs, observed_mask(Zs).T, config)
-
     def _problem_decisions(self, Zs):
-        """Predictive decision draws at the standardised views ``Zs``, ``h*`` drawn, or its mean
-        with ``label_feedback=False`` (as the classifier saw the training points' latents)."""
+        """Predictive decision draws at the standardised views ``Zs``: with ``view_features`` the
+        classifier's inputs from them, and ``h*`` drawn, or its mean with ``label_feedback=False``
+        (as the classifier saw the training points' latents)."""
         config = check_settings(self.get_params(deep=False))
+        inputs = None if config.view_features is None else view_inputs(Zs, observed_mask(Zs).T, config)
         latent = "draw" if config.label_feedback else "mean"
-        return problem_decisions(self.posterior_draws_, Zs, self.random_seed_, self._view_inputs(Zs), latent)
+        return problem_decisions(self.posterior_draws_, Zs, self.random_seed_, inputs, latent)
 
     # ---------------------------------------------------------------- predict
     def _check_is_fitted(self):
