@@ -21,8 +21,9 @@ may look at: a default tuned on them would make the benchmark judge its own tuni
 are ``rule:views``, e.g. ``prime:fac+zer``, ``mod3:all6``.
 
 Rows (all in the same run, on the same split and the same missing blocks):
-- M3LAK rows of the registry ``M3LAK_ROWS`` (``default``, ``paper``, and ``linear`` / ``rff``: the
-  classifier also sees the views, ``M3LAKPriors.view_features``; name → estimator keyword arguments,
+- M3LAK rows of the registry ``M3LAK_ROWS`` (``default``, ``paper``, ``linear`` / ``rff``: the
+  classifier also sees the views, ``M3LAKPriors.view_features``, and ``cut``: the labels do not
+  inform the latents, ``M3LAKPriors.label_feedback=False``; name → estimator keyword arguments,
   passed through unchanged; ``"paper"`` means ``M3LAKClassifier.paper()``, and a dict with
   ``"preset": "paper"`` the paper's preset changed by the dict's other entries), at the estimator's
   defaults (4 chains, ...) unless the row says otherwise. More rows from the command line: ``--row
@@ -141,6 +142,8 @@ M3LAK_ROWS = {
     # the classifier also sees the views (M3LAKPriors.view_features), at the prior scale of β
     "linear": {"priors": M3LAKPriors(view_features="linear", v_view=0.01)},
     "rff": {"priors": M3LAKPriors(view_features="rff", v_view=0.01)},
+    # the cut model: the labels do not inform the latents (M3LAKPriors.label_feedback)
+    "cut": {"priors": M3LAKPriors(label_feedback=False)},
 }
 BASELINES = ("logreg", "svc", "gpc", "mvl", "mvml")
 
