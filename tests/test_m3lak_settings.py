@@ -19,7 +19,13 @@ from sklearn.model_selection import GridSearchCV
 import bayesmv  # noqa: F401  (float64)
 from bayesmv.datasets import MultiViewArray, make_latent_views
 from bayesmv.m3lak import M3LAKClassifier
-from bayesmv.m3lak.settings import LEGACY_PARAMETERS, MODEL_PARAMETERS, check_settings, model_config
+from bayesmv.m3lak.settings import (
+    LEGACY_PARAMETERS,
+    MODEL_PARAMETERS,
+    SETTINGS_CLASSES,
+    check_settings,
+    model_config,
+)
 from bayesmv.models import M3LAKConfig, M3LAKPriors, M3LAKSampler
 from bayesmv.models.m3lak_config import CONSTRAINTS
 
@@ -142,7 +148,7 @@ def test_previous_names_warn_and_move_to_their_new_place():
     # since (never an estimator parameter) is not a legacy name
     assert len(LEGACY_PARAMETERS) == 36
     for name, part in LEGACY_PARAMETERS.items():
-        assert name in {"priors": M3LAKPriors, "sampler": M3LAKSampler}[part]().get_params()
+        assert name in SETTINGS_CLASSES[part]().get_params()
     with pytest.raises(TypeError, match="unexpected keyword"):
         M3LAKClassifier(label_feedback=False)
     with warnings.catch_warnings():
