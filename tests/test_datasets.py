@@ -145,6 +145,45 @@ def test_drop_views_keeps_one_view_per_sample():
         D.drop_views(Xs, 1.5)
 
 
+def _groups_by_search(observed, min_samples):
+    """The views' groups by a depth-first search over every pair's count of shared samples."""
+    V = observed.shape[0]
+    shared = [[int(np.sum(observed[a] & observed[b])) for b in range(V)] for a in range(V)]
+    groups, seen = [], set()
+    for start in range(V):
+        if start in seen:
+            continue
+        group, stack = set(), [start]
+        while stack:
+            a = stack.pop()
+            if a not in group:
+                group.add(a)
+                stack += [b for b in range(V) if shared[a][b] >= min_samples and b not in group]
+        seen |= group
+        groups.append(tuple(sorted(group)))
+    return groups
+
+
+def test_coobserved_view_groups_match_a_search_over_pairs():
+    """Random masks of 2–6 views (each sample keeping at least one): the groups equal a
+    depth-first search's over the pairs' shared-sample counts, for thresholds 1, 3 and 14;
+    ``drop_views`` at 50 % with two views leaves no sample with both (two groups)."""
+    rng = np.random.default_rng(0)
+    n_split = 0
+    for trial in range(60):
+        V = int(rng.integers(2, 7))
+        observed = rng.uniform(size=(V, 40)) < rng.uniform(0.05, 0.6)
+        observed[rng.integers(0, V, size=40), np.arange(40)] = True
+        for min_samples in (1, 3, 14):
+            groups = D.coobserved_view_groups(observed, min_samples=min_samples)
+            assert groups == _groups_by_search(observed, min_samples)
+            n_split += len(groups) > 1
+    assert n_split > 20  # both outcomes were exercised
+    Xs, _ = D.make_latent_views(n_samples=30, n_features=3, random_state=0)
+    assert D.coobserved_view_groups(D.observed_mask(Xs)) == [(0, 1)]
+    assert D.coobserved_view_groups(D.observed_mask(D.drop_views(Xs, 1.0, random_state=0))) == [(0,), (1,)]
+
+
 def test_make_latent_views_is_nonlinear():
     Xs, y = D.make_latent_views(n_samples=400, n_views=2, n_features=8, random_state=0)
     Z = np.hstack(Xs)

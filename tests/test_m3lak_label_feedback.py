@@ -26,6 +26,40 @@ def test_label_feedback_false_does_not_combine_with_latent_axis_moves():
         clf.fit(Xs, y)
 
 
+class _Stop(Exception):
+    """Raised in place of the sampler: the checks before it are what is tested."""
+
+
+@pytest.mark.parametrize(
+    "label_feedback, fraction, warns",
+    [(False, 1.0, True), (False, 0.3, False), (True, 1.0, False)],
+    ids=["cut-no-shared-sample", "cut-shared-samples", "joint-no-shared-sample"],
+)
+def test_fit_warns_when_the_cut_cannot_align_the_views(monkeypatch, label_feedback, fraction, warns):
+    """Two views with every sample missing one (``drop_views`` at 100 %): the cut model's fit warns
+    that their latents are not aligned, before sampling. With 30 % of the samples missing a view
+    (42 of 60 observe both, above ``n_latent``) it does not, nor does the joint model."""
+    import warnings
+
+    import bayesmv.m3lak.estimators as est
+
+    def stop(*args, **kwargs):
+        raise _Stop
+
+    monkeypatch.setattr(est, "sample_problems", stop)
+    Xs, y = make_latent_views(n_samples=60, n_features=4, random_state=1)
+    Xs = drop_views(Xs, fraction, random_state=2)
+    clf = M3LAKClassifier(n_latent=3, priors=M3LAKPriors(label_feedback=label_feedback))
+    with warnings.catch_warnings(record=True) as caught, pytest.raises(_Stop):
+        warnings.simplefilter("always")
+        clf.fit(Xs, y)
+    messages = [str(w.message) for w in caught if "not aligned" in str(w.message)]
+    assert len(messages) == int(warns), messages
+    if warns:
+        assert "[(0,), (1,)]" in messages[0] and "n_latent = 3" in messages[0]
+        assert caught[0].filename == __file__  # points at the caller's fit
+
+
 @pytest.mark.slow  # compiles a sampler of its own
 def test_training_decisions_are_the_predictive_at_the_training_points():
     """Train and test points reach the classifier alike: every stored training decision value

@@ -6,6 +6,7 @@ import numbers
 import warnings
 
 import numpy as np
+from scipy.sparse.csgraph import connected_components
 from sklearn.utils.validation import column_or_1d
 
 from ._multiview_array import MultiViewArray
@@ -391,6 +392,42 @@ def observed_mask(Xs):
             raise ValueError(f"Xs[{v}] must be 2-D (n_samples, n_features), got shape {X.shape}")
         masks.append(~np.isnan(X.astype(float, copy=False)).all(axis=1))
     return np.stack(masks)
+
+
+def coobserved_view_groups(observed, min_samples=1):
+    """The views grouped by the samples they observe together.
+
+    Two views are linked when at least ``min_samples`` samples observe both; the groups are the
+    connected components of those links. A model that relates the views only through samples
+    they share (M3LAK's shared latent, without the labels) cannot relate views of different
+    groups.
+
+    Parameters
+    ----------
+    observed : array-like of bool of shape (n_views, n_samples)
+        Which samples each view observes (:func:`observed_mask`).
+    min_samples : int, default=1
+        The number of samples two views must both observe to be linked.
+
+    Returns
+    -------
+    groups : list of tuple of int
+        The views of each group, in the order of their first view.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.datasets import coobserved_view_groups
+    >>> observed = np.array([[1, 1, 0, 0], [0, 0, 1, 1], [0, 1, 1, 0]], bool)
+    >>> coobserved_view_groups(observed)
+    [(0, 1, 2)]
+    >>> coobserved_view_groups(observed[:2])
+    [(0,), (1,)]
+    """
+    observed = np.asarray(observed, dtype=bool).astype(np.int64)
+    linked = observed @ observed.T >= min_samples
+    n_groups, labels = connected_components(linked, directed=False)
+    return [tuple(int(v) for v in np.flatnonzero(labels == k)) for k in range(n_groups)]
 
 
 def check_positive(name, value, allow_zero=False, integer=False):

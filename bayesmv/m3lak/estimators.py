@@ -3,6 +3,8 @@ calls into :mod:`bayesmv.m3lak.posterior` and :mod:`bayesmv.m3lak.predictive`.""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
@@ -14,7 +16,7 @@ from ..base import (
     one_vs_rest_targets,
     warn_sampler_trouble,
 )
-from ..datasets import check_positive, check_random_seed, observed_mask
+from ..datasets import check_positive, check_random_seed, coobserved_view_groups, observed_mask
 from ..diagnostics import check_convergence
 from ..models.m3lak import view_inputs
 from ..models.m3lak_config import M3LAKConfig
@@ -40,6 +42,41 @@ from .settings import (
 __all__ = ["M3LAKClassifier"]
 
 _DEFAULT = M3LAKConfig()  # the one source of the model's defaults
+
+
+def _warn_unlinked_views(observed, config: M3LAKConfig, owner):
+    """Warn (``UserWarning``) when the cut model cannot align the views' latents.
+
+    With ``label_feedback=False`` the latents are fitted to the views alone, which tie two views
+    together only through the samples that observe both. Views that share fewer than
+    ``n_latent`` training samples with every other group (:func:`coobserved_view_groups`) leave
+    the groups' relative orientation in the latent space unidentified: the classifier then sees
+    the groups' points in an arbitrary relative rotation, which the chains wander over. Silent
+    for the joint model, whose labels align them.
+
+    Parameters
+    ----------
+    observed : ndarray of bool of shape (n_views, n_samples)
+        Which training samples each view observes.
+    config : M3LAKConfig
+        The fit's settings.
+    owner : str
+        Who fits, for the message (the estimator's class name).
+    """
+    if config.label_feedback:
+        return
+    groups = coobserved_view_groups(observed, min_samples=config.n_latent)
+    if len(groups) > 1:
+        warnings.warn(
+            f"{owner}: with M3LAKPriors(label_feedback=False) the latents tie views together only "
+            f"through samples that observe both, and the view groups {groups} share fewer than "
+            f"n_latent = {config.n_latent} training samples: their latents are not aligned, so the "
+            "classifier sees them in an arbitrary relative rotation and its chains are not expected "
+            "to converge. The joint model (label_feedback=True, the default) aligns them through "
+            "the labels.",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
@@ -314,6 +351,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         classes, codes = encode_labels(y)
         self.view_means_, self.view_scales_ = view_standardization(views, self.standardize)
         Zs = self._standardize(views)
+        _warn_unlinked_views(observed_mask(Zs), config, type(self).__name__)
         targets = one_vs_rest_targets(codes, len(classes))
         run_kwargs = run_options(params)
         seeds = [self._problem_seed(k) for k in range(targets.shape[1])]

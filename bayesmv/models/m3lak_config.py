@@ -298,7 +298,10 @@ class M3LAKPriors(_Settings):
         cut model (Plummer 2015; not in the paper): the latent variable model is fitted to the
         views alone, and the classifier sees each training point through ``E[h_n | x_n]``, its
         latent's mean given its observed views, as the predictive sees a test point's
-        (``docs/m3lak_sampler.md``). Not with ``M3LAKSampler.latent_axis_moves``.
+        (``docs/m3lak_sampler.md``). Not with ``M3LAKSampler.latent_axis_moves``. The views'
+        latents are then aligned only through samples that observe several views: ``fit`` warns
+        when some views share fewer than ``n_latent`` training samples with the others
+        (for example two views, each sample missing one).
     niw_kappa0 : float, default=1.0
         ``κ0`` of the DP's Normal-Inverse-Wishart base ``μ_k ~ N(μ0·1, Σ_k/κ0)``,
         ``Σ_k ~ IW(ψ I, ν0)``.
