@@ -22,8 +22,9 @@ are ``rule:views``, e.g. ``prime:fac+zer``, ``mod3:all6``.
 
 Rows (all in the same run, on the same split and the same missing blocks):
 - M3LAK rows of the registry ``M3LAK_ROWS`` (``default``, ``paper``, ``linear`` / ``rff``: the
-  classifier also sees the views, ``M3LAKPriors.view_features``, and ``cut``: the labels do not
-  inform the latents, ``M3LAKPriors.label_feedback=False``; name → estimator keyword arguments,
+  classifier also sees the views, ``M3LAKPriors.view_features``, ``cut``: the labels do not
+  inform the latents, ``M3LAKPriors.label_feedback=False``, and ``cut_views``: the cut with 500
+  random features of each view in the classifier; name → estimator keyword arguments,
   passed through unchanged; ``"paper"`` means ``M3LAKClassifier.paper()``, and a dict with
   ``"preset": "paper"`` the paper's preset changed by the dict's other entries), at the estimator's
   defaults (4 chains, ...) unless the row says otherwise. More rows from the command line: ``--row
@@ -144,6 +145,11 @@ M3LAK_ROWS = {
     "rff": {"priors": M3LAKPriors(view_features="rff", v_view=0.01)},
     # the cut model: the labels do not inform the latents (M3LAKPriors.label_feedback)
     "cut": {"priors": M3LAKPriors(label_feedback=False)},
+    # the cut with 500 random features of each view in the classifier, γ at a fixed prior
+    # precision (with v_view learned, Gamma(2, 0.01), the view term shrank to nothing)
+    "cut_views": {
+        "priors": M3LAKPriors(label_feedback=False, view_features="rff", n_view_frequencies=500, v_view=0.002)
+    },
 }
 BASELINES = ("logreg", "svc", "gpc", "mvl", "mvml")
 
