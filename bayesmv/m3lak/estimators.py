@@ -51,8 +51,8 @@ def _warn_unlinked_views(observed, config: M3LAKConfig, owner):
     together only through the samples that observe both. Views that share fewer than
     ``n_latent`` training samples with every other group (:func:`coobserved_view_groups`) leave
     the groups' relative orientation in the latent space unidentified: the classifier then sees
-    the groups' points in an arbitrary relative rotation, which the chains wander over. Silent
-    for the joint model, whose labels align them.
+    the groups' points in a relative rotation that the chains wander over. Silent for the joint
+    model, whose labels align them.
 
     Parameters
     ----------
@@ -70,10 +70,11 @@ def _warn_unlinked_views(observed, config: M3LAKConfig, owner):
         warnings.warn(
             f"{owner}: with M3LAKPriors(label_feedback=False) the latents tie views together only "
             f"through samples that observe both, and the view groups {groups} share fewer than "
-            f"n_latent = {config.n_latent} training samples: their latents are not aligned, so the "
-            "classifier sees them in an arbitrary relative rotation and its chains are not expected "
-            "to converge. The joint model (label_feedback=True, the default) aligns them through "
-            "the labels.",
+            f"n_latent = {config.n_latent} training samples: their latents are not aligned. The "
+            "classifier sees the groups' points in a relative rotation that the data leave free and "
+            "the chains wander over, so its decision values mix slowly unless the views' own "
+            "features (view_features) carry the labels. The joint model (label_feedback=True, the "
+            "default) aligns them through the labels.",
             UserWarning,
             stacklevel=4,
         )
