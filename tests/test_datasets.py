@@ -167,7 +167,8 @@ def _groups_by_search(observed, min_samples):
 def test_coobserved_view_groups_match_a_search_over_pairs():
     """Random masks of 2–6 views (each sample keeping at least one): the groups equal a
     depth-first search's over the pairs' shared-sample counts, for thresholds 1, 3 and 14;
-    ``drop_views`` at 50 % with two views leaves no sample with both (two groups)."""
+    two views with every sample losing one (``drop_views`` at fraction 1: half of the view blocks,
+    the held-out benchmark's 50 % missing) leave no sample with both (two groups)."""
     rng = np.random.default_rng(0)
     n_split = 0
     for trial in range(60):
