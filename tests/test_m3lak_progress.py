@@ -1,6 +1,9 @@
 """M3LAK's progress bars: one per chain, moved after each call of the draw program, from this
 process or from worker processes; the draws are the same with or without them."""
 
+import os
+import threading
+import time
 import warnings
 
 import numpy as np
@@ -9,34 +12,100 @@ import pytest
 import bayesmv  # noqa: F401  (float64)
 from bayesmv import M3LAKClassifier
 from bayesmv.datasets import make_latent_views
+from bayesmv.inference.m3lak_sampler import progress as progress_module
 from bayesmv.inference.m3lak_sampler import run
 from bayesmv.inference.m3lak_sampler.progress import ChainProgress, FileReport
 from bayesmv.models import M3LAKConfig
 
 
-def test_bars_count_sweeps_and_name_the_phase():
+def test_bars_count_sweeps_and_name_the_phase(capfd):
+    with ChainProgress(2, num_warmup=30, num_samples=20) as progress:
+        progress.report(1)(10)
+        assert progress.done == [0, 10]
+    assert "chain 1 (warm-up)" in capfd.readouterr().err
     with ChainProgress(2, num_warmup=30, num_samples=20) as progress:
         report = progress.report(1)
         report(10)
-        assert progress._bars[1].n == 10 and "chain 1 (warm-up)" in progress._bars[1].desc
         report(40)
-        assert progress._bars[1].n == 40 and "chain 1 (sampling)" in progress._bars[1].desc
-        assert progress._bars[0].n == 0 and progress._bars[0].total == 50
+    err = capfd.readouterr().err
+    assert "chain 1 (sampling)" in err and "40/50" in err
+    assert "chain 0 (warm-up)" in err and "0/50" in err
     with ChainProgress(2, 30, 20, enabled=False) as quiet:
         assert quiet.report(0) is None
-        with quiet.from_workers() as files:
-            assert files == [None, None]
+        assert quiet.worker_files() == [None, None]
+    assert "chain" not in capfd.readouterr().err
 
 
-def test_worker_files_move_the_bars():
+def test_worker_files_move_the_bars(capfd):
     with ChainProgress(2, num_warmup=0, num_samples=20) as progress:
-        with progress.from_workers() as files:
-            FileReport(files[0])(5)
-            FileReport(files[1])(20)
-            FileReport(files[0])(15)
-        # the reader reads every file once more as the block ends
-        assert [bar.n for bar in progress._bars] == [15, 20]
-        assert "chain 1 (sampling)" in progress._bars[1].desc
+        files = progress.worker_files()
+        FileReport(files[0])(5)
+        FileReport(files[1])(20)
+        FileReport(files[0])(15)
+    # the display thread reads every file once more as the block ends; the files go with it
+    assert progress.done == [15, 20]
+    err = capfd.readouterr().err
+    assert "15/20" in err and "chain 1 (sampling)" in err and "20/20" in err
+    assert not os.path.exists(os.path.dirname(files[0]))
+
+
+def test_the_fitting_thread_never_waits_on_a_held_tqdm_lock(monkeypatch):
+    """tqdm's write lock held elsewhere (as a Ctrl-C between its acquire and release leaves it,
+    or a thread that ended inside tqdm): the block still ends, after ``CLOSE_SECONDS``, and the
+    bars close once the lock is free. (Before, the fitting thread itself created and closed the
+    bars and waited on the lock for ever.)"""
+    from tqdm.auto import tqdm
+
+    monkeypatch.setattr(progress_module, "CLOSE_SECONDS", 0.5)
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with tqdm.get_lock():
+            held.set()
+            release.wait(30)
+
+    threading.Thread(target=hold, daemon=True).start()
+    assert held.wait(10)
+    outcome = {}
+
+    def fit_like():
+        with ChainProgress(2, num_warmup=5, num_samples=5) as progress:
+            progress.report(0)(3)
+        outcome["progress"] = progress
+
+    start = time.monotonic()
+    fitting = threading.Thread(target=fit_like, daemon=True)
+    fitting.start()
+    fitting.join(10)
+    try:
+        assert not fitting.is_alive(), "the block waited on tqdm's lock"
+        assert time.monotonic() - start < 5
+        assert not outcome["progress"]._closed.is_set()  # the display thread still waits
+    finally:
+        release.set()
+    assert outcome["progress"]._closed.wait(10)
+
+
+def test_ctrl_c_in_the_block_closes_the_bars_and_frees_tqdm():
+    from tqdm.auto import tqdm
+
+    with pytest.raises(KeyboardInterrupt):
+        with ChainProgress(2, num_warmup=5, num_samples=5) as progress:
+            progress.report(1)(4)
+            raise KeyboardInterrupt
+    assert progress._closed.is_set() and progress.done == [0, 4]
+    free = []
+
+    def take():  # from another thread, as the next fit's display thread takes it
+        for lock in tqdm.get_lock().locks:  # a multiprocessing and a threading RLock
+            free.append(lock.acquire(timeout=5))
+            if free[-1]:
+                lock.release()
+
+    taker = threading.Thread(target=take)
+    taker.start()
+    taker.join()
+    assert free and all(free)
 
 
 @pytest.mark.parametrize(

@@ -1,22 +1,28 @@
 """Progress of M3LAK's chains: one bar per chain (``tqdm``), counting the sweeps done, warm-up then
-sampling, advanced after each call of the compiled draw program.
+sampling.
 
-Chains in this process report to their bar directly. Chains in worker processes
-(``chain_method="processes"``) write their count to a file of their own, which a thread of this
-process reads to move the bars: no extra process, and nothing that changes a draw.
+The chains only record their counts: a chain in this process stores its sweeps done after each
+call of the compiled draw program, a chain in a worker process (``chain_method="processes"``)
+writes them to a file of its own. One display thread of this process owns the bars: it
+creates them, moves them from the counts and the files, and closes them. The thread that fits
+never calls ``tqdm``, so a Ctrl-C there cannot leave ``tqdm``'s write lock held, and a fit never
+waits on the display for more than :data:`CLOSE_SECONDS`. Nothing here changes a draw.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import threading
-from contextlib import contextmanager
 
 __all__ = ["ChainProgress", "FileReport"]
 
-#: Seconds between two reads of the workers' counts.
-POLL_SECONDS = 0.5
+#: Seconds between two moves of the bars.
+REFRESH_SECONDS = 0.25
+
+#: Seconds that the end of a :class:`ChainProgress` block waits for the bars to close.
+CLOSE_SECONDS = 5.0
 
 
 class FileReport:
@@ -27,7 +33,7 @@ class FileReport:
     ----------
     path : str
         The file the count is written to (one of the paths that
-        :meth:`ChainProgress.from_workers` yields).
+        :meth:`ChainProgress.worker_files` returns).
     """
 
     def __init__(self, path):
@@ -44,8 +50,10 @@ class ChainProgress:
     """One progress bar per chain, ``num_warmup + num_samples`` sweeps each (``num_samples`` when
     the chains continue without warm-up); nothing is shown when ``enabled`` is false.
 
-    Use as a context manager; :meth:`report` gives the reporter of one chain in this process,
-    :meth:`from_workers` the files that worker processes write to.
+    Use as a context manager: the bars are shown by a display thread from the start of the
+    block and closed at its end (which waits at most :data:`CLOSE_SECONDS` for them).
+    :meth:`report` gives the reporter of one chain in this process, :meth:`worker_files` the
+    files that worker processes write to.
 
     Parameters
     ----------
@@ -57,6 +65,11 @@ class ChainProgress:
         Sampling sweeps per chain.
     enabled : bool, default=True
         Whether the bars are shown.
+
+    Attributes
+    ----------
+    done : list of int
+        The sweeps each chain has reported, warm-up included.
     """
 
     def __init__(self, num_chains, num_warmup, num_samples, enabled=True):
@@ -64,31 +77,77 @@ class ChainProgress:
         self.total = self.num_warmup + int(num_samples)
         self.enabled = bool(enabled)
         self.num_chains = int(num_chains)
-        self._bars = []
-        self._lock = threading.Lock()
+        self.done = [0] * self.num_chains
+        self._folder = None
+        self._stop = threading.Event()
+        self._closed = threading.Event()
 
     def __enter__(self):
         if self.enabled:
-            from tqdm.auto import tqdm
-
-            self._bars = [
-                tqdm(total=self.total, desc=self._label(c, 0), position=c, unit="sweep", dynamic_ncols=True)
-                for c in range(self.num_chains)
-            ]
+            threading.Thread(target=self._display, name="bayesmv-progress", daemon=True).start()
         return self
 
     def __exit__(self, *exc):
-        for bar in self._bars:
-            bar.close()
-        self._bars = []
+        if self.enabled:
+            self._stop.set()
+            try:
+                self._closed.wait(CLOSE_SECONDS)
+            finally:
+                if self._folder is not None:
+                    shutil.rmtree(self._folder, ignore_errors=True)
         return False
 
     def _label(self, chain, done):
         phase = "warm-up" if done < self.num_warmup else "sampling"
         return f"chain {chain} ({phase})"
 
+    def _display(self):
+        """The display thread: the bars, moved every :data:`REFRESH_SECONDS` until the block
+        ends, then once more and closed."""
+        from tqdm.auto import tqdm
+
+        bars = []
+        try:
+            for chain in range(self.num_chains):
+                bars.append(
+                    tqdm(
+                        total=self.total,
+                        desc=self._label(chain, 0),
+                        position=chain,
+                        unit="sweep",
+                        dynamic_ncols=True,
+                    )
+                )
+            while True:
+                ending = self._stop.wait(REFRESH_SECONDS)
+                self._read_worker_files()
+                for chain, bar in enumerate(bars):
+                    done = self.done[chain]
+                    if done != bar.n:
+                        bar.set_description(self._label(chain, done), refresh=False)
+                        bar.update(done - bar.n)
+                if ending:
+                    return
+        finally:
+            try:
+                for bar in bars:
+                    bar.close()
+            finally:
+                self._closed.set()
+
+    def _read_worker_files(self):
+        if self._folder is None:
+            return
+        for chain in range(self.num_chains):
+            try:
+                with open(os.path.join(self._folder, f"chain_{chain}")) as fh:
+                    self.update(chain, int(fh.read()))
+            except (FileNotFoundError, ValueError):
+                continue
+
     def update(self, chain, done):
-        """Show ``done`` sweeps of ``chain`` (a count from its start).
+        """Record ``done`` sweeps of ``chain`` (a count from its start); the bar shows it at its
+        next move.
 
         Parameters
         ----------
@@ -97,13 +156,7 @@ class ChainProgress:
         done : int
             The sweeps the chain has done, warm-up included.
         """
-        if not self._bars:
-            return
-        with self._lock:
-            bar = self._bars[chain]
-            if done != bar.n:
-                bar.set_description(self._label(chain, done), refresh=False)
-                bar.update(done - bar.n)
+        self.done[chain] = int(done)
 
     def report(self, chain):
         """The reporter of ``chain`` in this process (None when nothing is shown).
@@ -116,38 +169,22 @@ class ChainProgress:
         Returns
         -------
         report : callable or None
-            ``report(done)`` shows ``done`` sweeps of ``chain`` (:meth:`update`); None when
+            ``report(done)`` records ``done`` sweeps of ``chain`` (:meth:`update`); None when
             nothing is shown.
         """
-        return (lambda done: self.update(chain, done)) if self._bars else None
+        return (lambda done: self.update(chain, done)) if self.enabled else None
 
-    @contextmanager
-    def from_workers(self):
-        """Yields one file path per chain (None when nothing is shown) for the :class:`FileReport`
-        in worker processes, and moves the bars from them until the block ends."""
-        if not self._bars:
-            yield [None] * self.num_chains
-            return
-        with tempfile.TemporaryDirectory(prefix="bayesmv-progress-") as folder:
-            paths = [os.path.join(folder, f"chain_{c}") for c in range(self.num_chains)]
-            stop = threading.Event()
+    def worker_files(self):
+        """One file path per chain for the :class:`FileReport` of worker processes, read by the
+        display thread until the block ends (and then removed).
 
-            def poll():
-                while True:
-                    stopping = stop.wait(POLL_SECONDS)
-                    for chain, path in enumerate(paths):
-                        try:
-                            with open(path) as fh:
-                                self.update(chain, int(fh.read()))
-                        except (FileNotFoundError, ValueError):
-                            continue
-                    if stopping:
-                        return
-
-            reader = threading.Thread(target=poll, name="bayesmv-progress", daemon=True)
-            reader.start()
-            try:
-                yield paths
-            finally:
-                stop.set()
-                reader.join()
+        Returns
+        -------
+        paths : list of str or None
+            One path per chain; None for each when nothing is shown.
+        """
+        if not self.enabled:
+            return [None] * self.num_chains
+        if self._folder is None:
+            self._folder = tempfile.mkdtemp(prefix="bayesmv-progress-")
+        return [os.path.join(self._folder, f"chain_{chain}") for chain in range(self.num_chains)]

@@ -317,19 +317,19 @@ def _chains_in_processes(settings: _RunSettings, data, starts, warm_up, n_worker
         if jax.process_count() > 1
         else run_interruptibly(lambda stop: _serialized_programs(settings, data, starts[0], warm_up))
     )
-    with progress.from_workers() as files:
-        parts = Parallel(n_jobs=n_workers, backend="loky")(
-            delayed(_chains_in_worker)(
-                settings,
-                host_data,
-                jax.device_get([starts[i] for i in group]),
-                warm_up,
-                programs,
-                slot,
-                [files[i] for i in group],
-            )
-            for slot, group in enumerate(groups)
+    files = progress.worker_files()
+    parts = Parallel(n_jobs=n_workers, backend="loky")(
+        delayed(_chains_in_worker)(
+            settings,
+            host_data,
+            jax.device_get([starts[i] for i in group]),
+            warm_up,
+            programs,
+            slot,
+            [files[i] for i in group],
         )
+        for slot, group in enumerate(groups)
+    )
     return [
         (samples, extra, jax.tree.map(jnp.asarray, last)) for part in parts for samples, extra, last in part
     ]
