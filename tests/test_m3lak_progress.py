@@ -49,6 +49,19 @@ def test_worker_files_move_the_bars(capfd):
     assert not os.path.exists(os.path.dirname(files[0]))
 
 
+def test_a_second_block_reads_its_own_worker_files():
+    progress = ChainProgress(1, num_warmup=0, num_samples=10)
+    folders = []
+    for value in (4, 7):
+        with progress:
+            files = progress.worker_files()
+            FileReport(files[0])(value)
+        folders.append(os.path.dirname(files[0]))
+        assert progress.done == [value]
+        assert not os.path.exists(folders[-1])
+    assert folders[0] != folders[1]
+
+
 def test_the_fitting_thread_never_waits_on_a_held_tqdm_lock(monkeypatch):
     """tqdm's write lock held elsewhere (as a Ctrl-C between its acquire and release leaves it,
     or a thread that ended inside tqdm): the block still ends, after ``CLOSE_SECONDS``, and the

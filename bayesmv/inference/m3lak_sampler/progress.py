@@ -79,11 +79,10 @@ class ChainProgress:
         self.num_chains = int(num_chains)
         self.done = [0] * self.num_chains
         self._folder = None
-        self._stop = threading.Event()
-        self._closed = threading.Event()
 
     def __enter__(self):
-        if self.enabled:
+        if self.enabled:  # a block's own events: the object may be entered again
+            self._stop, self._closed = threading.Event(), threading.Event()
             threading.Thread(target=self._display, name="bayesmv-progress", daemon=True).start()
         return self
 
@@ -95,6 +94,7 @@ class ChainProgress:
             finally:
                 if self._folder is not None:
                     shutil.rmtree(self._folder, ignore_errors=True)
+                    self._folder = None
         return False
 
     def _label(self, chain, done):
@@ -135,12 +135,15 @@ class ChainProgress:
             finally:
                 self._closed.set()
 
+    def _paths(self):
+        return [os.path.join(self._folder, f"chain_{chain}") for chain in range(self.num_chains)]
+
     def _read_worker_files(self):
         if self._folder is None:
             return
-        for chain in range(self.num_chains):
+        for chain, path in enumerate(self._paths()):
             try:
-                with open(os.path.join(self._folder, f"chain_{chain}")) as fh:
+                with open(path) as fh:
                     self.update(chain, int(fh.read()))
             except (FileNotFoundError, ValueError):
                 continue
@@ -187,4 +190,4 @@ class ChainProgress:
             return [None] * self.num_chains
         if self._folder is None:
             self._folder = tempfile.mkdtemp(prefix="bayesmv-progress-")
-        return [os.path.join(self._folder, f"chain_{chain}") for chain in range(self.num_chains)]
+        return self._paths()
