@@ -99,6 +99,42 @@ def test_the_fitting_thread_never_waits_on_a_held_tqdm_lock(monkeypatch):
     assert outcome["progress"]._closed.wait(10)
 
 
+def test_a_block_entered_again_keeps_its_events_from_the_earlier_display_thread(monkeypatch):
+    """The first block ends while its display thread waits on tqdm's held lock; the object is
+    entered again. Once the lock is free, the first thread closes its bars and sets the first
+    block's ``closed`` event, not the second block's, and the second block's thread runs on until
+    its own block ends. (With the events read from the object, the first thread took the second
+    block's, marked it closed and displayed beside the second thread.)"""
+    from tqdm.auto import tqdm
+
+    monkeypatch.setattr(progress_module, "CLOSE_SECONDS", 0.3)
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with tqdm.get_lock():
+            held.set()
+            release.wait(30)
+
+    threading.Thread(target=hold, daemon=True).start()
+    assert held.wait(10)
+    progress = ChainProgress(1, num_warmup=0, num_samples=10)
+    try:
+        with progress:
+            pass
+        first_closed = progress._closed
+        assert not first_closed.is_set()  # its thread still waits on the lock
+        with progress:
+            second_closed = progress._closed
+            assert second_closed is not first_closed
+            release.set()
+            assert first_closed.wait(10)
+            time.sleep(0.5)  # the first thread's loop would have ended on the second's events
+            assert not second_closed.is_set()
+        assert second_closed.wait(10)
+    finally:
+        release.set()
+
+
 def test_ctrl_c_in_the_block_closes_the_bars_and_frees_tqdm():
     from tqdm.auto import tqdm
 

@@ -83,7 +83,9 @@ class ChainProgress:
     def __enter__(self):
         if self.enabled:  # a block's own events: the object may be entered again
             self._stop, self._closed = threading.Event(), threading.Event()
-            threading.Thread(target=self._display, name="bayesmv-progress", daemon=True).start()
+            threading.Thread(
+                target=self._display, args=(self._stop, self._closed), name="bayesmv-progress", daemon=True
+            ).start()
         return self
 
     def __exit__(self, *exc):
@@ -101,9 +103,10 @@ class ChainProgress:
         phase = "warm-up" if done < self.num_warmup else "sampling"
         return f"chain {chain} ({phase})"
 
-    def _display(self):
-        """The display thread: the bars, moved every :data:`REFRESH_SECONDS` until the block
-        ends, then once more and closed."""
+    def _display(self, stop, closed):
+        """The display thread: the bars, moved every :data:`REFRESH_SECONDS` until ``stop`` is
+        set, then once more and closed; then ``closed`` is set. The events are the block's own, so
+        a thread still closing an earlier block's bars never reads a later block's."""
         from tqdm.auto import tqdm
 
         bars = []
@@ -119,7 +122,7 @@ class ChainProgress:
                     )
                 )
             while True:
-                ending = self._stop.wait(REFRESH_SECONDS)
+                ending = stop.wait(REFRESH_SECONDS)
                 self._read_worker_files()
                 for chain, bar in enumerate(bars):
                     done = self.done[chain]
@@ -133,7 +136,7 @@ class ChainProgress:
                 for bar in bars:
                     bar.close()
             finally:
-                self._closed.set()
+                closed.set()
 
     def _paths(self):
         return [os.path.join(self._folder, f"chain_{chain}") for chain in range(self.num_chains)]
