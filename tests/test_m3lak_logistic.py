@@ -38,7 +38,18 @@ VALID = jnp.ones(N, bool)
 V_BETA = 0.7
 INPUTS = jnp.asarray(RNG.normal(size=(N, 2)))  # z, the views' own inputs (view_features)
 V_GAMMA = 1.3
-WITH_INPUTS = pytest.mark.parametrize("inputs", [None, INPUTS], ids=["beta-omega", "with-view-inputs"])
+# more inputs than samples: the move runs in their row space and draws γ's null-space part
+WIDE_INPUTS = jnp.asarray(RNG.normal(size=(N, 8)))
+_U, _S, _VT = jnp.linalg.svd(WIDE_INPUTS, full_matrices=False)
+WIDE_SVD = (_U * _S, _VT.T)
+WITH_INPUTS = pytest.mark.parametrize(
+    "inputs", [None, INPUTS, WIDE_INPUTS], ids=["beta-omega", "with-view-inputs", "with-wide-view-inputs"]
+)
+
+
+def _svd(inputs):
+    """The inputs' row space as the sampler gets it (``M3LAKData.inputs_svd``): for wide inputs."""
+    return WIDE_SVD if inputs is WIDE_INPUTS else None
 
 
 def _n_weights(inputs):
@@ -117,14 +128,17 @@ def _joint_step(key, omega, beta, step_size, n_steps, C, inputs):
         C,
         inputs=inputs,
         v_inputs=V_GAMMA,
+        inputs_svd=_svd(inputs),
     )
 
 
-@WITH_INPUTS
+@pytest.mark.parametrize("inputs", [None, INPUTS], ids=["beta-omega", "with-view-inputs"])
 @pytest.mark.parametrize("C", [1.0, 2.5])
 def test_potential_is_minus_log_posterior(C, inputs):
     """Potential differences between random points equal log-posterior differences (with the
-    labels' weight ``C``: a move that ignored it would fail at 2.5)."""
+    labels' weight ``C``: a move that ignored it would fail at 2.5). Wide inputs are moved in their
+    row space, whose potential leaves γ's null-space part out: the invariance and NUTS tests
+    cover them."""
     captured = {}
 
     def spy(key, x, potential, step_size, n_steps, jitter=0.2):
@@ -229,7 +243,20 @@ def test_joint_move_agrees_with_nuts(inputs):
     def step(carry, k):
         b, o = carry
         b, o, _, _ = joint_beta_omega_step(
-            k, H, o, b, V_BETA, dp, Y, VALID, 0.3, 10, 1.0, inputs=inputs, v_inputs=V_GAMMA
+            k,
+            H,
+            o,
+            b,
+            V_BETA,
+            dp,
+            Y,
+            VALID,
+            0.3,
+            10,
+            1.0,
+            inputs=inputs,
+            v_inputs=V_GAMMA,
+            inputs_svd=_svd(inputs),
         )
         return (b, o), _decision(b, o, inputs)
 

@@ -25,7 +25,10 @@ false-alarm rate ≈ 1%). The same test with a deliberately wrong τ conditional
 
 The cut model (``label_feedback=False``) has no joint posterior over θ given fixed labels; its
 sweep is tested on the joint with the labels drawn, ``y ~ σ(βᵀφ̃(E[H | X]))``, between its two
-halves (``_cut_geweke``), with the same false-alarm rate and wrong-τ twin.
+halves (``_cut_geweke``), with the same false-alarm rate and wrong-τ twin; also with the views'
+random features in the classifier (``y ~ σ(βᵀφ̃(E[H | X]) + γᵀz(X))``, M3LAK's default model).
+With ``view_features`` the sampler gets the data as ``run_m3lak`` does (``with_view_inputs``):
+with 3 samples and 8 inputs, the joint (β, Ω, γ) move runs in the inputs' row space.
 """
 
 import jax
@@ -38,7 +41,7 @@ import bayesmv  # noqa: F401  (x64)
 from bayesmv.inference import conditionals as cond
 from bayesmv.inference import dp_prior_draw, m3lak_sweep
 from bayesmv.inference.dp import component_counts
-from bayesmv.inference.m3lak_sampler import M3LAKData, M3LAKLatent, decision_values
+from bayesmv.inference.m3lak_sampler import M3LAKData, M3LAKLatent, decision_values, with_view_inputs
 from bayesmv.inference.m3lak_sampler.sweep import _gaussian_dp_state, _niw_prior, classifier_latent
 from bayesmv.models import M3LAKConfig, logistic_log_likelihood, noise_by_view, view_inputs
 
@@ -132,6 +135,12 @@ def _draw_X(key, lat: M3LAKLatent):
 def _inputs(Xs, cfg):
     """The classifier's inputs from the views (``view_features``), else None."""
     return None if cfg.view_features is None else view_inputs(Xs, OBS, cfg)
+
+
+def _data(Xs, y, cfg):
+    """The sampler's data as ``run_m3lak`` gives it: with ``view_features`` the inputs and, as
+    here (N = 3 samples, 8 inputs), their row space, in which the joint (β, Ω, γ) move runs."""
+    return with_view_inputs(M3LAKData(Xs, OBS, y), cfg)
 
 
 def _decision(lat: M3LAKLatent, Xs, cfg):
@@ -286,8 +295,7 @@ def _successive_conditional(cfg, start):
         def step(carry, k):
             lat, Xs = carry
             k1, k2 = jax.random.split(k)
-            data = M3LAKData(Xs, OBS, Y, _inputs(Xs, cfg))
-            lat, info = m3lak_sweep(k1, lat, data, cfg, EPS_H, EPS_O)
+            lat, info = m3lak_sweep(k1, lat, _data(Xs, Y, cfg), cfg, EPS_H, EPS_O)
             Xs = _draw_X_given_y(k2, lat, cfg)
             return (lat, Xs), (_test_functions(lat, Xs, cfg), info[0], info[1], info[3])
 
@@ -452,12 +460,18 @@ CUT = M3LAKConfig.from_settings(
     label_feedback=False,
     latent_axis_moves=False,
 )
+# the cut with the views' random features in the classifier (M3LAK's default model)
+CUT_VIEWS = M3LAKConfig.from_settings(
+    CUT, view_features="rff", n_view_frequencies=2, view_lengthscale=0.7, v_view_prior=(3.0, 3.0)
+)
+WITH_AND_WITHOUT_VIEWS = pytest.mark.parametrize("cfg", [CUT, CUT_VIEWS], ids=["cut", "cut-views"])
 LATENT_HALF, CLASSIFIER_HALF = ("omega", "dp", "lambda_beta"), ("H", "lvm")
 
 
 def _cut_decision(lat, Xs, cfg):
-    """``βᵀφ̃(E[H | X])``, the decision values of ``label_feedback=False``."""
-    return decision_values(classifier_latent(lat, M3LAKData(Xs, OBS, Y), cfg), lat.omega, lat.beta)
+    """``βᵀφ̃(E[H | X]) (+ γᵀz(X))``, the decision values of ``label_feedback=False``."""
+    f = decision_values(classifier_latent(lat, M3LAKData(Xs, OBS, Y), cfg), lat.omega, lat.beta)
+    return f if lat.gamma is None else f + _inputs(Xs, cfg) @ lat.gamma
 
 
 def _cut_labels(key, lat, Xs, cfg):
@@ -495,9 +509,9 @@ def _cut_geweke(cfg, tau_divisor=1.0):
     def step(carry, k):
         lat, Xs, y = carry
         k1, k2, k3, k4, k5 = jax.random.split(k, 5)
-        lat, info_h = m3lak_sweep(k1, lat, M3LAKData(Xs, OBS, y), latent_cfg, EPS_H, EPS_O)
+        lat, info_h = m3lak_sweep(k1, lat, _data(Xs, y, cfg), latent_cfg, EPS_H, EPS_O)
         y = _cut_labels(k2, lat, Xs, cfg)
-        lat, info = m3lak_sweep(k3, lat, M3LAKData(Xs, OBS, y), classifier_cfg, EPS_H, EPS_O)
+        lat, info = m3lak_sweep(k3, lat, _data(Xs, y, cfg), classifier_cfg, EPS_H, EPS_O)
         Xs = _draw_X(k4, lat)
         y = _cut_labels(k5, lat, Xs, cfg)
         return (lat, Xs, y), (_cut_test_functions(lat, Xs, y, cfg), info[1], jnp.maximum(info[3], info_h[3]))
@@ -515,13 +529,15 @@ def _cut_geweke(cfg, tau_divisor=1.0):
 
 
 @pytest.mark.slow
-def test_geweke_sweep_without_label_feedback_passes():
-    z, crit = _cut_geweke(CUT)
+@WITH_AND_WITHOUT_VIEWS
+def test_geweke_sweep_without_label_feedback_passes(cfg):
+    z, crit = _cut_geweke(cfg)
     assert np.all(np.isfinite(z))
     assert np.max(np.abs(z)) < crit, (np.argmax(np.abs(z)), np.max(np.abs(z)), crit)
 
 
 @pytest.mark.slow
-def test_geweke_without_label_feedback_detects_wrong_tau_conditional():
-    z, crit = _cut_geweke(CUT, tau_divisor=1.3)
+@WITH_AND_WITHOUT_VIEWS
+def test_geweke_without_label_feedback_detects_wrong_tau_conditional(cfg):
+    z, crit = _cut_geweke(cfg, tau_divisor=1.3)
     assert np.max(np.abs(z)) > crit

@@ -23,6 +23,7 @@ from .state import (
     SweepInfo,
     prepare_data,
     shard_m3lak_data,
+    with_view_inputs,
 )
 from .sweep import decision_values, initial_latent, joint_beta_omega_step, m3lak_sweep, sweep_outputs
 
@@ -45,4 +46,5 @@ __all__ = [
     "run_m3lak",
     "shard_m3lak_data",
     "sweep_outputs",
+    "with_view_inputs",
 ]

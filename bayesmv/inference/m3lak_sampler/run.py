@@ -16,7 +16,7 @@ from joblib import Parallel, cpu_count, delayed
 from numpyro.infer import MCMC
 
 from ...datasets._validation import SEED_DEPRECATED, check_random_seed
-from ...models.m3lak import M3LAKConfig, view_inputs
+from ...models.m3lak import M3LAKConfig
 from .._threads import (
     SamplingStopped,
     one_cpu_device,
@@ -34,6 +34,7 @@ from .state import (
     _prepare_arrays,
     prepare_data,
     shard_m3lak_data,
+    with_view_inputs,
 )
 
 __all__ = [
@@ -611,8 +612,7 @@ def run_m3lak(
             )
         check_partitionable_rng()
         data, n_valid = shard_m3lak_data(_prepare_arrays(Xs, y), mesh)
-    if config.view_features is not None:  # the classifier's inputs from the views, computed once
-        data = data._replace(inputs=view_inputs(data.Xs, data.obs, config))
+    data = with_view_inputs(data, config)
     settings = _RunSettings(config, mesh, n_valid, int(num_warmup), int(num_samples), int(thinning))
     key = jax.random.PRNGKey(seed)
     with single_threaded_blas():

@@ -8,6 +8,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from ...models.m3lak import view_inputs
 from ..dp import DPState
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "SweepInfo",
     "prepare_data",
     "shard_m3lak_data",
+    "with_view_inputs",
 ]
 
 #: The sampler blocks by the code ``M3LAKState.nonfinite`` records.
@@ -69,12 +71,16 @@ class M3LAKData(NamedTuple):
     inputs : jax.Array of shape (N, P) or None, default=None
         The classifier's inputs from the views with ``view_features``
         (:func:`~bayesmv.models.m3lak.view_inputs`; zero on padding rows); else None.
+    inputs_svd : (jax.Array of shape (N, N), jax.Array of shape (P, N)) or None, default=None
+        ``(B, A)`` with ``inputs = B Aᵀ`` and ``AᵀA = I`` when ``N < P``, so that the joint
+        (β, Ω, γ) move runs in the inputs' row space (:func:`with_view_inputs`); else None.
     """
 
     Xs: tuple  # per view (N, D_i), missing rows zero-filled
     obs: jnp.ndarray  # (N, V) bool
     y: jnp.ndarray  # (N,) ±1 float
     inputs: jnp.ndarray | None = None  # (N, P) with view_features
+    inputs_svd: tuple | None = None  # (B, A), inputs = B Aᵀ, when N < P
 
 
 class M3LAKLatent(NamedTuple):
@@ -313,6 +319,34 @@ def _prepare_arrays(Xs, y):
     if not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError("y must contain only -1 and +1")
     return arrs, np.stack(masks, 1), y
+
+
+def with_view_inputs(data: M3LAKData, config) -> M3LAKData:
+    """``data`` with the classifier's inputs from its views (``config.view_features``), computed
+    once: ``inputs`` (:func:`~bayesmv.models.m3lak.view_inputs`) and, when there are fewer
+    samples ``N`` than inputs ``P``, their row space ``inputs_svd = (U S, V)`` from the thin SVD
+    ``inputs = U S Vᵀ``. Without ``view_features``, ``data`` unchanged.
+
+    Parameters
+    ----------
+    data : M3LAKData
+        The views, their mask and the labels (:func:`prepare_data`).
+    config : M3LAKConfig
+        The model's settings.
+
+    Returns
+    -------
+    M3LAKData
+        ``data`` with ``inputs`` and ``inputs_svd`` set.
+    """
+    if config.view_features is None:
+        return data
+    inputs = view_inputs(data.Xs, data.obs, config)
+    inputs_svd = None
+    if inputs.shape[0] < inputs.shape[1]:
+        U, s, Vt = jnp.linalg.svd(inputs, full_matrices=False)
+        inputs_svd = (U * s, Vt.T)
+    return data._replace(inputs=inputs, inputs_svd=inputs_svd)
 
 
 def shard_m3lak_data(data_arrays, mesh) -> tuple:

@@ -169,7 +169,20 @@ def _omega_prior_energy(omega, dp: DPState):
 
 
 def joint_beta_omega_step(
-    key, H, omega, beta, v, dp: DPState, y, valid, step_size, n_steps, C, inputs=None, v_inputs=None
+    key,
+    H,
+    omega,
+    beta,
+    v,
+    dp: DPState,
+    y,
+    valid,
+    step_size,
+    n_steps,
+    C,
+    inputs=None,
+    v_inputs=None,
+    inputs_svd=None,
 ):
     """One HMC transition of ``(β, Ω)`` given everything else, under the logistic likelihood.
 
@@ -179,7 +192,12 @@ def joint_beta_omega_step(
     linear with a constant Jacobian, so identity-mass HMC in ``(b, e)`` leaves
     ``p(β, Ω | H, v, DP, y)`` invariant. A rejection keeps the old values exactly. With
     ``inputs`` (``view_features``) the decision value is ``βᵀφ̃(h) + γᵀz`` and ``γ``, given as
-    ``beta``'s last entries and whitened by ``√v_inputs``, moves with ``(β, Ω)``.
+    ``beta``'s last entries and whitened by ``√v_inputs``, moves with ``(β, Ω)``. With
+    ``inputs_svd`` (fewer samples than inputs:
+    :func:`~bayesmv.inference.m3lak_sampler.with_view_inputs`) only ``γ``'s coordinates in the
+    inputs' row space move with them, and its part in the null space, which no label sees, is
+    drawn from its prior ``N(0, v_inputs⁻¹ I)``: the same target, with leapfrog steps that cost
+    ``N²`` instead of ``N·P`` in the inputs.
 
     Parameters
     ----------
@@ -210,6 +228,9 @@ def joint_beta_omega_step(
         (:func:`~bayesmv.models.m3lak.view_inputs`); None: none.
     v_inputs : float or None, default=None
         The prior precision of ``γ`` (with ``inputs``).
+    inputs_svd : (jax.Array of shape (N, r), jax.Array of shape (P, r)) or None, default=None
+        ``(B, A)`` with ``inputs = B Aᵀ`` and orthonormal columns ``A``
+        (:func:`~bayesmv.inference.m3lak_sampler.with_view_inputs`); None: HMC on the whole ``γ``.
 
     Returns
     -------
@@ -225,6 +246,16 @@ def joint_beta_omega_step(
     """
     M, m = omega.shape
     P, n_rff = beta.shape[0], 2 * M + 1
+    if inputs_svd is not None:  # γ = A a + its null-space part; a ~ N(0, I/v_inputs) moves, as γ would
+        basis, axes = inputs_svd
+        key, key_null = jax.random.split(key)
+        weights = jnp.concatenate([beta[:n_rff], beta[n_rff:] @ axes])
+        weights, omega, accept_prob, diverging = joint_beta_omega_step(
+            key, H, omega, weights, v, dp, y, valid, step_size, n_steps, C, basis, v_inputs
+        )
+        xi = jax.random.normal(key_null, (P - n_rff,), beta.dtype) / jnp.sqrt(v_inputs)
+        gamma = axes @ weights[n_rff:] + xi - axes @ (xi @ axes)
+        return jnp.concatenate([weights[:n_rff], gamma]), omega, accept_prob, diverging
     mu = dp.mu[dp.z]
     G = dp.prec_sqrt[dp.z]
     eye = jnp.broadcast_to(jnp.eye(m, dtype=omega.dtype), dp.prec_sqrt.shape)
@@ -437,6 +468,7 @@ def _update_kernel(
             config.C,
             inputs=data.inputs,
             v_inputs=latent.v_view,
+            inputs_svd=data.inputs_svd,
         )
         n_rff = latent.beta.shape[0]
         beta, gamma = (weights[:n_rff], weights[n_rff:]) if with_inputs else (weights, None)
