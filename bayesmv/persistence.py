@@ -267,7 +267,9 @@ def _build_estimator(cls, params, state, dec):
     try:
         with warnings.catch_warnings():  # a file of the previous release: its names are translated
             warnings.simplefilter("ignore", FutureWarning)
-            est = cls(**{k: dec.decode(v) for k, v in params.items()})
+            decoded = {k: dec.decode(v) for k, v in params.items()}
+            upgrade = getattr(cls, "_upgrade_saved_params", None)
+            est = cls(**(decoded if upgrade is None else upgrade(decoded)))
         for k, v in state.items():
             setattr(est, k, dec.decode(v))
     except (TypeError, KeyError, AttributeError, RecursionError) as exc:

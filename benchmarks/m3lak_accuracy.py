@@ -123,6 +123,8 @@ def _m3lak(cfg, seed, warmup, samples, chains, **kw):
     """Part A's M3LAK: the paper's hinge, sizes and sampler."""
     params = dict(
         likelihood="hinge",
+        # the paper's classifier and τ prior (ν0 = 2m, as measured)
+        priors=M3LAKPriors(a_tau=0.01, b_tau=1e-5, view_features=None, label_feedback=True),
         sampler=PAPER_SAMPLER,
         n_latent=20,
         n_frequencies=100,
@@ -176,7 +178,20 @@ def part_a(cfg):
         res = {}
         for name, kw in [
             ("M3LAK (DP spectrum)", {}),
-            (LINEAR, dict(spectral_prior="gaussian", priors=M3LAKPriors(lengthscale=1e4, v=1e-7))),
+            (
+                LINEAR,
+                dict(
+                    spectral_prior="gaussian",
+                    priors=M3LAKPriors(
+                        lengthscale=1e4,
+                        v=1e-7,
+                        a_tau=0.01,
+                        b_tau=1e-5,
+                        view_features=None,
+                        label_feedback=True,
+                    ),
+                ),
+            ),
         ]:
             t0 = time.perf_counter()
             model = _m3lak(

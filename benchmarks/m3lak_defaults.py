@@ -72,6 +72,10 @@ START = dict(
     niw_nu0_per_latent=1,
     eta=1e3,
     precision_update="collapsed",
+    a_tau=0.01,  # the paper's τ prior
+    b_tau=1e-5,
+    view_features=None,  # the paper's classifier: the shared latent alone, the labels informing it
+    label_feedback=True,
 )
 STEPS = (
     ("likelihood", ("hinge", "logistic")),

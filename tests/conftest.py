@@ -157,6 +157,7 @@ CLASSIFIERS = ("M3LAKClassifier", "MVMLClassifier", "MVLClassifier")
 def tiny_settings(name):
     """Constructor arguments that make each estimator fast on the tiny problem."""
     from bayesmv.kernels import SeparableKernel
+    from bayesmv.models import M3LAKPriors
 
     return {
         "M3LAKClassifier": dict(
@@ -166,6 +167,7 @@ def tiny_settings(name):
             num_samples=20,
             num_chains=1,
             likelihood="hinge",
+            priors=M3LAKPriors(view_features=None, label_feedback=True),  # the paper's classifier
             random_state=0,
         ),
         "MVMLClassifier": dict(max_iter=2),

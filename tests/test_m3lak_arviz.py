@@ -14,7 +14,7 @@ import pytest
 from scipy.special import expit, log_expit, logsumexp
 
 import bayesmv  # noqa: F401  (float64)
-from bayesmv import M3LAKClassifier, M3LAKSampler
+from bayesmv import M3LAKClassifier, M3LAKPriors, M3LAKSampler
 from bayesmv.datasets import make_latent_views
 
 SETTINGS = dict(
@@ -188,7 +188,9 @@ def test_aligned_loadings_converge_with_the_decision_values():
     4 chains of 300 + 300, untempered warm-up): after alignment the largest r̂ over every W_i is
     within 0.02 of the decision values' r̂. Without the latent-axis moves the same check fails:
     the chains then disagree on the scale and shear of the latent axes, which a rotation cannot
-    align. (With the default tempered warm-up the gaps were -0.014 and 0.091.)"""
+    align. (With the default tempered warm-up the gaps were -0.014 and 0.091.) The joint model,
+    with the labels informing the latents (the latent-axis moves turn H with Ω), and the paper's
+    τ prior, as measured."""
     Xs, y = make_latent_views(n_samples=200, n_views=2, n_latent=2, n_features=10, noise=0.3, random_state=0)
     gaps = {}
     for moves in (True, False):
@@ -199,6 +201,7 @@ def test_aligned_loadings_converge_with_the_decision_values():
             num_samples=300,
             num_chains=4,
             random_state=0,
+            priors=M3LAKPriors(a_tau=0.01, b_tau=1e-5, view_features=None, label_feedback=True),
             sampler=M3LAKSampler(latent_axis_moves=moves, warmup_tempering=None),
             Xs_y=(Xs, y),
         )

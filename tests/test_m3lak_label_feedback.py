@@ -77,7 +77,7 @@ def test_training_decisions_are_the_predictive_at_the_training_points():
         chain_method="sequential",
         progress_bar=False,
         random_state=0,
-        priors=M3LAKPriors(label_feedback=False),
+        priors=M3LAKPriors(label_feedback=False, view_features=None),  # the latent's part alone
     ).fit(Xs, y)
     stored = clf.inference_data_.posterior["decision"].values.reshape(60, -1)
     predictive = clf.predictive_decisions(Xs)[0]

@@ -166,7 +166,10 @@ def test_relocation_needs_the_logistic_dp_model():
     for bad in (dict(spectral_prior="gaussian"), dict(likelihood="hinge")):
         with pytest.raises(ValueError, match="dp_relocation_moves"):
             M3LAKConfig.paper(**{"likelihood": "logistic", **bad, "dp_relocation_moves": True}).validate()
-    from bayesmv.models import M3LAKSampler
+    from bayesmv.models import M3LAKPriors, M3LAKSampler
 
     moves = M3LAKSampler(dp_relocation_moves=True)
-    assert model_config(M3LAKClassifier(sampler=moves).get_params()).dp_relocation_moves
+    with pytest.raises(ValueError, match="set M3LAKPriors\\(view_features=None\\)"):  # the default view term
+        model_config(M3LAKClassifier(sampler=moves).get_params())
+    latent_only = M3LAKPriors(view_features=None)
+    assert model_config(M3LAKClassifier(priors=latent_only, sampler=moves).get_params()).dp_relocation_moves

@@ -103,7 +103,7 @@ def test_numpyro_model_weights_the_view_inputs_by_gamma():
     y = np.array([1.0, -1.0, 1.0, -1.0])
     Xs[1][0] = np.nan
     config = M3LAKConfig.from_settings(
-        n_latent=2, n_frequencies=3, view_features="rff", v_view_prior=(2.0, 1.0)
+        n_latent=2, n_frequencies=3, view_features="rff", n_view_frequencies=100, v_view_prior=(2.0, 1.0)
     ).validate()
     tr = trace(seed(m3lak_model, 0)).get_trace(Xs, y, config)
     gamma = tr["gamma"]["value"]
@@ -124,7 +124,7 @@ def test_numpyro_model_weights_the_view_inputs_by_gamma():
         ({"view_features": "linear", "dp_relocation_moves": True}, "dp_relocation_moves"),
         ({"view_features": "quadratic"}, "view_features"),
         ({"view_features": "linear", "v_view": 0.0}, "v_view"),
-        ({"v_view_prior": (1.0, 1.0)}, "v_view_prior needs view_features"),
+        ({"view_features": None, "v_view_prior": (1.0, 1.0)}, "v_view_prior needs view_features"),
     ],
 )
 def test_settings_refuse_view_features_where_they_do_not_apply(settings, message):

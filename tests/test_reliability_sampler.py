@@ -145,6 +145,7 @@ def test_m3lak_nonfinite_block_stops_with_named_error(tiny_problem, monkeypatch,
         num_samples=2,
         num_chains=1,
         likelihood="hinge",
+        priors=bayesmv.M3LAKPriors(view_features=None, label_feedback=True),
         random_state=0,
     )
     with pytest.raises(M3LAKNumericalError, match=r"lambda update produced non-finite values"):

@@ -182,7 +182,7 @@ def test_padded_sweep_equals_unpadded_sweep():
 _TINY_DATA = """
 import json, os, warnings
 import numpy as np, jax
-from bayesmv import M3LAKClassifier, M3LAKSampler
+from bayesmv import M3LAKClassifier, M3LAKPriors, M3LAKSampler
 rng = np.random.default_rng(0)
 N = 10
 Xs = [rng.normal(size=(N, 3)), rng.normal(size=(N, 4))]
@@ -196,7 +196,8 @@ _FORCED_4 = (
     + """
 import bayesmv.inference as inf
 kw = dict(n_latent=2, n_frequencies=3, num_warmup=3, num_samples=3, random_state=1,
-          likelihood="hinge")  # the paper's sampler (hmc_steps_omega); its vote makes proba exact
+          likelihood="hinge", priors=M3LAKPriors(view_features=None, label_feedback=True))
+# (the paper's sampler (hmc_steps_omega) and classifier; its vote makes proba exact)
 def compare(a, b):
     d = {}
     for k in a.posterior_draws_[0]:

@@ -19,7 +19,7 @@ from ..base import (
 from ..datasets import check_positive, check_random_seed, coobserved_view_groups, observed_mask
 from ..diagnostics import check_convergence
 from ..models.m3lak import view_inputs
-from ..models.m3lak_config import M3LAKConfig
+from ..models.m3lak_config import M3LAKConfig, M3LAKPriors
 from .posterior import Continuation, appended_draws, continued_problems, posterior_outputs, sample_problems
 from .predictive import (
     class_probabilities,
@@ -93,8 +93,10 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     posterior, more classes one per class (one-vs-rest).
 
     The defaults go beyond the paper where held-out benchmarks said so: the logistic
-    likelihood, ``m = 14``, ``M = 25``, ``ν0 = 2m`` and the sampler's defaults
-    (:class:`~bayesmv.models.M3LAKSampler`). :meth:`paper` gives the paper's setting.
+    likelihood, ``m = 14``, ``M = 25``, ``ν0 = 2m``, a classifier that sees each point through
+    its latent's mean given its views and through 500 random features of each view, with the
+    labels kept out of the latents (:class:`~bayesmv.models.M3LAKPriors`), and the sampler's
+    defaults (:class:`~bayesmv.models.M3LAKSampler`). :meth:`paper` gives the paper's setting.
 
     Parameters
     ----------
@@ -107,9 +109,10 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         The weight of each label's log-likelihood against the views' (the paper's ``C`` for the
         hinge; with the logistic likelihood, 1 is the proper likelihood).
     likelihood : {"logistic", "hinge"}, default="logistic"
-        ``P(y | f) = σ(y f)`` with ``f = βᵀφ̃(h)`` (not in the paper; ``predict_proba`` is the
-        posterior mean of ``σ(f*)``), or the paper's hinge pseudo-likelihood
-        ``exp(-2C max(0, 1 - y f))`` (``predict_proba`` is the share of draws with ``f* > 0``).
+        ``P(y | f) = σ(y f)`` with ``f = βᵀφ̃(h) + γᵀz`` (not in the paper; ``predict_proba`` is
+        the posterior mean of ``σ(f*)``), or the paper's hinge pseudo-likelihood
+        ``exp(-2C max(0, 1 - y f))`` with ``f = βᵀφ̃(h)`` (``predict_proba`` is the share of
+        draws with ``f* > 0``; with ``priors=M3LAKPriors(view_features=None)``, or :meth:`paper`).
     spectral_prior : {"dp", "gaussian"}, default="dp"
         The frequencies' prior: a DP Gaussian mixture (a learned kernel) or a fixed Gaussian
         (an RBF kernel, length-scale ``priors.lengthscale``).
@@ -243,6 +246,15 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         self.standardize = standardize
         self.priors = priors
         self.sampler = sampler
+
+    @staticmethod
+    def _upgrade_saved_params(params):
+        """The parameters of a saved fit as this release reads them (``bayesmv.load``): a file of
+        the flat layout (the previous release's names, no ``priors``) was written before the
+        classifier saw the views and before the cut model, so its priors keep those off."""
+        if "priors" in params:
+            return params
+        return {**params, "priors": M3LAKPriors(view_features=None, label_feedback=True)}
 
     @classmethod
     def paper(cls, **params):

@@ -179,8 +179,8 @@ def view_inputs(Xs, observed, config: M3LAKConfig):
     >>> view_inputs(Xs, observed, M3LAKConfig.from_settings(view_features="linear")).round(3)
     Array([[0.577, 0.577, 1.155],
            [0.   , 0.   , 1.155]], dtype=float64)
-    >>> view_inputs(Xs, observed, M3LAKConfig.from_settings(view_features="rff")).shape
-    (2, 400)
+    >>> view_inputs(Xs, observed, M3LAKConfig()).shape  # "rff", 500 frequencies per view
+    (2, 2000)
     """
     observed = jnp.asarray(observed)
     Xs = [jnp.where(observed[:, i : i + 1], jnp.asarray(X), 0.0) for i, X in enumerate(Xs)]
@@ -336,7 +336,7 @@ def pointwise_log_likelihood(decision, y, config: M3LAKConfig):
     Examples
     --------
     >>> from bayesmv.models import M3LAKConfig, pointwise_log_likelihood
-    >>> pointwise_log_likelihood([0.5, -0.5], [1, 1], M3LAKConfig(likelihood="hinge"))
+    >>> pointwise_log_likelihood([0.5, -0.5], [1, 1], M3LAKConfig.paper())  # the hinge
     array([-1., -3.])
     >>> pointwise_log_likelihood([0.0], [1], M3LAKConfig(likelihood="logistic")).round(4)
     array([-0.6931])

@@ -256,8 +256,13 @@ class _Settings:
 class M3LAKPriors(_Settings):
     """The hyper-priors of M3LAK, the size of each view's own latent and what the classifier sees of the views.
 
-    Defaults are the paper's (Du et al. 2018, §4.1), except ``niw_nu0``. Pass one to
-    ``M3LAKClassifier(priors=...)``, or set one field with ``set_params(priors__v=0.1)``.
+    Defaults are the paper's (Du et al. 2018, §4.1) except ``niw_nu0``, the noise precisions'
+    prior and what the classifier sees: at the defaults, chosen on held-out tasks
+    (``docs/benchmarks.md``), ``τ ~ Γ(2, 1)``, the labels do not inform the latents
+    (``label_feedback=False``, a cut model) and the classifier also sees 500 random Fourier
+    features of each view (``view_features="rff"``, ``v_view=0.002``).
+    :meth:`paper` gives the paper's priors. Pass one to ``M3LAKClassifier(priors=...)``, or set
+    one field with ``set_params(priors__v=0.1)``.
 
     Parameters
     ----------
@@ -270,32 +275,34 @@ class M3LAKPriors(_Settings):
         Concentration of the Dirichlet process over the spectrum's components.
     a_r, b_r : float, default=0.1, 1e-5
         Gamma prior (shape, rate) of the ARD precisions ``r_ij`` of the columns of ``W_i``.
-    a_tau, b_tau : float, default=0.01, 1e-5
-        Gamma prior (shape, rate) of the noise precisions ``τ``.
+    a_tau, b_tau : float, default=2.0, 1.0
+        Gamma prior (shape, rate) of the noise precisions ``τ`` of the standardised views (the
+        paper's ``Γ(0.01, 10⁻⁵)`` is vague and lets a view's ``τ`` run off where the latents
+        explain it whole, a Heywood case, and its chains disagree).
     v : float, default=0.01
         Prior precision of the classifier's weights ``β``.
     v_prior : (float, float) or None, default=None
         A Gamma prior (shape, rate) on ``v`` instead of the fixed value (not in the paper).
-    view_features : {None, "linear", "rff"}, default=None
+    view_features : {None, "linear", "rff"}, default="rff"
         What the classifier sees besides the shared latent ``h`` (not in the paper): None,
         ``h`` alone (the paper); else also the standardised views themselves, the decision
         value ``βᵀφ̃(h) + γᵀz`` with ``γ ~ N(0, v_view⁻¹ I)`` and ``z`` the views side by side
         (``"linear"``) or their random Fourier features (``"rff"``), zero where a view is
-        missing (:func:`~bayesmv.models.m3lak.view_inputs`).
-    v_view : float, default=1.0
+        missing (:func:`~bayesmv.models.m3lak.view_inputs`). Needs the logistic likelihood.
+    v_view : float, default=0.002
         Prior precision of the weights ``γ`` of the views' own features in the classifier
         (``view_features``; not in the paper).
     v_view_prior : (float, float) or None, default=None
         A Gamma prior (shape, rate) on ``v_view`` instead of the fixed value, so that the
         scale of the view term is learned.
-    n_view_frequencies : int, default=100
+    n_view_frequencies : int, default=500
         ``M_v``, the random Fourier frequencies of each view with ``view_features="rff"``.
     view_lengthscale : float, default=1.0
         The length-scale of the views' random features relative to ``√D_i``: their
         frequencies are ``N(0, I/(view_lengthscale² D_i))`` (``view_features="rff"``).
-    label_feedback : bool, default=True
-        Whether the labels inform the latents: the joint posterior (the paper). False gives a
-        cut model (Plummer 2015; not in the paper): the latent variable model is fitted to the
+    label_feedback : bool, default=False
+        Whether the labels inform the latents: True is the joint posterior (the paper). False
+        gives a cut model (Plummer 2015; not in the paper): the latent variable model is fitted to the
         views alone, and the classifier sees each training point through ``E[h_n | x_n]``, its
         latent's mean given its observed views, as the predictive sees a test point's
         (``docs/m3lak_sampler.md``). Not with ``M3LAKSampler.latent_axis_moves``. The views'
@@ -337,16 +344,16 @@ class M3LAKPriors(_Settings):
     alpha: float = 1.0
     a_r: float = 0.1
     b_r: float = 1e-5
-    a_tau: float = 0.01
-    b_tau: float = 1e-5
+    a_tau: float = 2.0
+    b_tau: float = 1.0
     v: float = 0.01
     v_prior: tuple | None = None
-    view_features: str | None = None
-    v_view: float = 1.0
+    view_features: str | None = "rff"
+    v_view: float = 0.002
     v_view_prior: tuple | None = None
-    n_view_frequencies: int = 100
+    n_view_frequencies: int = 500
     view_lengthscale: float = 1.0
-    label_feedback: bool = True
+    label_feedback: bool = False
     niw_kappa0: float = 1.0
     niw_nu0: float | None = None
     niw_mu0: float = 0.01
@@ -356,7 +363,9 @@ class M3LAKPriors(_Settings):
 
     @classmethod
     def paper(cls, n_latent=20, **changes):
-        """The paper's priors: the defaults with ``ν0 = m``.
+        """The paper's priors: ``ν0 = m``, ``τ ~ Γ(0.01, 10⁻⁵)``, the labels informing the latents
+        (``label_feedback=True``) and a classifier that sees the shared latent alone
+        (``view_features=None``).
 
         Parameters
         ----------
@@ -370,7 +379,8 @@ class M3LAKPriors(_Settings):
         M3LAKPriors
             The paper's priors.
         """
-        return cls(niw_nu0=float(n_latent)).replace(**changes)
+        paper = dict(niw_nu0=float(n_latent), a_tau=0.01, b_tau=1e-5, view_features=None, label_feedback=True)
+        return cls(**paper).replace(**changes)
 
 
 @dataclass(frozen=True, repr=False)
@@ -680,7 +690,9 @@ class M3LAKConfig(_Settings):
             ),
             (
                 self.view_features is None or self.likelihood == "logistic",
-                "M3LAKPriors.view_features needs likelihood='logistic' (γ moves with (β, Ω) in their joint HMC)",
+                f"M3LAKPriors.view_features={self.view_features!r} needs likelihood='logistic' (γ moves "
+                "with (β, Ω) in their joint HMC); with the hinge, set M3LAKPriors(view_features=None) "
+                "or start from the paper's setting (M3LAKConfig.paper(), M3LAKClassifier.paper())",
             ),
             (
                 self.v_view_prior is None or self.view_features is not None,
@@ -688,12 +700,13 @@ class M3LAKConfig(_Settings):
             ),
             (
                 self.view_features is None or not self.dp_relocation_moves,
-                "M3LAKPriors.view_features does not combine with M3LAKSampler.dp_relocation_moves",
+                f"M3LAKPriors.view_features={self.view_features!r} does not combine with "
+                "M3LAKSampler.dp_relocation_moves; set M3LAKPriors(view_features=None)",
             ),
             (
                 self.label_feedback or not self.latent_axis_moves,
                 "M3LAKPriors.label_feedback=False does not combine with M3LAKSampler.latent_axis_moves "
-                "(they move H with Ω)",
+                "(they move H with Ω); set M3LAKPriors(label_feedback=True)",
             ),
             (
                 not self.augmented or self.likelihood == "hinge",

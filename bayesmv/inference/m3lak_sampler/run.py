@@ -612,7 +612,7 @@ def run_m3lak(
             )
         check_partitionable_rng()
         data, n_valid = shard_m3lak_data(_prepare_arrays(Xs, y), mesh)
-    data = with_view_inputs(data, config)
+    data = with_view_inputs(data, config, n_valid)
     settings = _RunSettings(config, mesh, n_valid, int(num_warmup), int(num_samples), int(thinning))
     key = jax.random.PRNGKey(seed)
     with single_threaded_blas():

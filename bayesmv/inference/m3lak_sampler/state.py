@@ -71,9 +71,10 @@ class M3LAKData(NamedTuple):
     inputs : jax.Array of shape (N, P) or None, default=None
         The classifier's inputs from the views with ``view_features``
         (:func:`~bayesmv.models.m3lak.view_inputs`; zero on padding rows); else None.
-    inputs_svd : (jax.Array of shape (N, N), jax.Array of shape (P, N)) or None, default=None
-        ``(B, A)`` with ``inputs = B Aᵀ`` and ``AᵀA = I`` when ``N < P``, so that the joint
-        (β, Ω, γ) move runs in the inputs' row space (:func:`with_view_inputs`); else None.
+    inputs_svd : (jax.Array of shape (N, r), jax.Array of shape (P, r)) or None, default=None
+        ``(B, A)`` with ``inputs = B Aᵀ`` and ``AᵀA = I`` when ``r < P``, ``r`` the samples
+        before any padding rows, so that the joint (β, Ω, γ) move runs in the inputs' row space
+        (:func:`with_view_inputs`); else None.
     """
 
     Xs: tuple  # per view (N, D_i), missing rows zero-filled
@@ -321,7 +322,7 @@ def _prepare_arrays(Xs, y):
     return arrs, np.stack(masks, 1), y
 
 
-def with_view_inputs(data: M3LAKData, config) -> M3LAKData:
+def with_view_inputs(data: M3LAKData, config, n_valid=None) -> M3LAKData:
     """``data`` with the classifier's inputs from its views (``config.view_features``), computed
     once: ``inputs`` (:func:`~bayesmv.models.m3lak.view_inputs`) and, when there are fewer
     samples ``N`` than inputs ``P``, their row space ``inputs_svd = (U S, V)`` from the thin SVD
@@ -333,6 +334,10 @@ def with_view_inputs(data: M3LAKData, config) -> M3LAKData:
         The views, their mask and the labels (:func:`prepare_data`).
     config : M3LAKConfig
         The model's settings.
+    n_valid : int or None, default=None
+        In a data-sharded run (:func:`shard_m3lak_data`), the samples before the padding rows:
+        the SVD is of theirs, and ``U S`` gets zero padding rows, so that the sampler moves the
+        same coordinates as unsharded. None: every row.
 
     Returns
     -------
@@ -342,10 +347,12 @@ def with_view_inputs(data: M3LAKData, config) -> M3LAKData:
     if config.view_features is None:
         return data
     inputs = view_inputs(data.Xs, data.obs, config)
+    n_rows, n_inputs = inputs.shape
+    n = n_rows if n_valid is None else n_valid
     inputs_svd = None
-    if inputs.shape[0] < inputs.shape[1]:
-        U, s, Vt = jnp.linalg.svd(inputs, full_matrices=False)
-        inputs_svd = (U * s, Vt.T)
+    if n < n_inputs:
+        U, s, Vt = jnp.linalg.svd(inputs[:n], full_matrices=False)
+        inputs_svd = (jnp.pad(U * s, ((0, n_rows - n), (0, 0))), Vt.T)
     return data._replace(inputs=inputs, inputs_svd=inputs_svd)
 
 
