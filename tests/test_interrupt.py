@@ -14,7 +14,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SCRIPT = """
 import json, os, signal, threading, time, warnings
 import numpy as np
-from bayesmv import M3LAKClassifier, M3LAKSampler
+from bayesmv import M3LAKClassifier, M3LAKPriors, M3LAKSampler
 from bayesmv.inference.m3lak_sampler.progress import ChainProgress
 
 warnings.simplefilter("ignore")
@@ -22,6 +22,9 @@ rng = np.random.default_rng(0)
 Xs = [rng.normal(size=(30, 3)), rng.normal(size=(30, 4))]
 y = (Xs[0][:, 0] > 0).astype(int)
 steps = M3LAKSampler(hmc_steps_h=2, hmc_steps_omega=2, hmc_steps_joint=3)
+# few view features: NumPyro allocates the draws of 10^5 sweeps up front, and the default 2 x 500
+# per view would make that 1.6 GB of gamma per chain
+priors = M3LAKPriors(n_view_frequencies=5)
 
 sampling = threading.Event()  # set once a chain reports a sweep done
 update = ChainProgress.update
@@ -52,7 +55,8 @@ for method, when, length in [("sequential", "compile", 10**5), ("sequential", "s
                              ("processes", "sampling", 10**5), ("parallel", "compile", 300)]:
     sampling.clear()
     clf = M3LAKClassifier(n_latent=2, n_frequencies=3, num_chains=2, num_warmup=length,
-                          num_samples=length, chain_method=method, sampler=steps, random_state=0)
+                          num_samples=length, chain_method=method, priors=priors, sampler=steps,
+                          random_state=0)
     sent = []
     def interrupt():
         if when == "sampling":
@@ -75,7 +79,7 @@ for method, when, length in [("sequential", "compile", 10**5), ("sequential", "s
                     "workers_before": len(sent[0][1]) if sent else None, "workers_after": len(workers()),
                     "fitted": sorted(k for k in vars(clf) if k.endswith("_"))})
 clf = M3LAKClassifier(n_latent=2, n_frequencies=3, num_chains=2, num_warmup=5, num_samples=5,
-                      sampler=steps, random_state=0)
+                      priors=priors, sampler=steps, random_state=0)
 refit = clf.fit(Xs, y).predict_proba(Xs)
 print(json.dumps({"results": results, "refit": bool(np.all(np.isfinite(refit)))}))
 """
