@@ -62,14 +62,10 @@ def test_a_second_block_reads_its_own_worker_files():
     assert folders[0] != folders[1]
 
 
-def test_the_fitting_thread_never_waits_on_a_held_tqdm_lock(monkeypatch):
-    """tqdm's write lock held elsewhere (as a Ctrl-C between its acquire and release leaves it,
-    or a thread that ended inside tqdm): the block still ends, after ``CLOSE_SECONDS``, and the
-    bars close once the lock is free. (Before, the fitting thread itself created and closed the
-    bars and waited on the lock for ever.)"""
+def _hold_tqdm_lock():
+    """Hold tqdm's lock in another thread until the returned event is set (at most 30 s)."""
     from tqdm.auto import tqdm
 
-    monkeypatch.setattr(progress_module, "CLOSE_SECONDS", 0.5)
     held, release = threading.Event(), threading.Event()
 
     def hold():
@@ -79,6 +75,17 @@ def test_the_fitting_thread_never_waits_on_a_held_tqdm_lock(monkeypatch):
 
     threading.Thread(target=hold, daemon=True).start()
     assert held.wait(10)
+    return release
+
+
+def test_the_fitting_thread_never_waits_on_a_held_tqdm_lock(monkeypatch):
+    """tqdm's write lock held elsewhere (as a Ctrl-C between its acquire and release leaves it,
+    or a thread that ended inside tqdm): the block still ends, after ``CLOSE_SECONDS``, and the
+    bars close once the lock is free. (Before, the fitting thread itself created and closed the
+    bars and waited on the lock for ever.)"""
+
+    monkeypatch.setattr(progress_module, "CLOSE_SECONDS", 0.5)
+    release = _hold_tqdm_lock()
     outcome = {}
 
     def fit_like():
@@ -105,18 +112,9 @@ def test_a_block_entered_again_keeps_its_events_from_the_earlier_display_thread(
     block's ``closed`` event, not the second block's, and the second block's thread runs on until
     its own block ends. (With the events read from the object, the first thread took the second
     block's, marked it closed and displayed beside the second thread.)"""
-    from tqdm.auto import tqdm
 
     monkeypatch.setattr(progress_module, "CLOSE_SECONDS", 0.3)
-    held, release = threading.Event(), threading.Event()
-
-    def hold():
-        with tqdm.get_lock():
-            held.set()
-            release.wait(30)
-
-    threading.Thread(target=hold, daemon=True).start()
-    assert held.wait(10)
+    release = _hold_tqdm_lock()
     progress = ChainProgress(1, num_warmup=0, num_samples=10)
     try:
         with progress:
