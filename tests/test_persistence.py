@@ -290,6 +290,28 @@ def test_loaded_estimator_still_validates(name, fitted_estimator, tiny_problem, 
         loaded.predict(bad)
 
 
+def test_saved_m3lak_fit_predicts_with_the_model_it_sampled(fitted_estimator, tiny_problem, tmp_path):
+    """``config_`` (the resolved model, ``priors=None`` included) is saved with the fit, and
+    predictions read it, not the parameters: a later release's defaults, here a changed
+    ``priors``, leave a loaded fit's predictions as they were."""
+    from bayesmv.models import M3LAKPriors
+
+    est = fitted_estimator("M3LAKClassifier")
+    est.save(tmp_path / "m.bmv")
+    loaded = bayesmv.load(tmp_path / "m.bmv")
+    assert loaded.config_ == est.config_ and loaded.config_.priors == est.priors
+    before = _outputs(loaded, "M3LAKClassifier", tiny_problem)
+    loaded.set_params(priors=M3LAKPriors(view_features=None, label_feedback=False))
+    after = _outputs(loaded, "M3LAKClassifier", tiny_problem)
+    for k in before:
+        _assert_same(before[k], after[k], k)
+    # power: without the saved model the changed parameters govern (the test point's latent at
+    # its mean, not drawn), and the probabilities move
+    del loaded.config_
+    moved = loaded.predict_proba(predict_input("M3LAKClassifier", tiny_problem))
+    assert np.abs(moved - before["predict_proba"]).max() > 0.01
+
+
 SAVED_FITS = os.path.join(os.path.dirname(__file__), "data", "saved_fits")
 
 

@@ -159,6 +159,10 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         Each view's standardisation (zeros and ones without ``standardize``).
     random_seed_ : int
         The integer seed used (from ``random_state``).
+    config_ : M3LAKConfig
+        The model the chains sampled: the parameters with ``priors`` and ``sampler`` resolved
+        (None as the defaults of the release that fitted it). Predictions read it, so a saved fit
+        predicts as it was fitted under a later release's defaults.
     posterior_draws_ : list of dict
         Per one-vs-rest problem (one for binary labels), the draws the predictive needs,
         flattened over chains: ``"W_i"``, ``"V_i"``, ``"tau"``, ``"beta"``, ``"omega"``.
@@ -370,6 +374,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         seeds = [self._problem_seed(k) for k in range(targets.shape[1])]
         runs, notes = sample_problems(Zs, targets, config, self.num_samples, run_kwargs, random_states=seeds)
         self.classes_ = classes
+        self.config_ = config
         self.raw_posterior_ = [run.samples for run in runs]
         self._sample_stats = [run.stats for run in runs]
         self._continuation = Continuation(Zs, targets, config, run_kwargs, [run.state for run in runs], notes)
@@ -426,6 +431,10 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             self.inference_data_, type(self).__name__, var_names=["decision"], notes=cont.notes, stacklevel=4
         )
 
+    def _fitted_config(self):
+        """``config_``; a file saved before fits kept it gets the model its parameters name."""
+        return self.config_ if hasattr(self, "config_") else check_settings(self.get_params(deep=False))
+
     def _problem_seed(self, k):
         return int(np.random.default_rng([self.random_seed_, int(k)]).integers(2**31 - 1))
 
@@ -436,7 +445,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         """Predictive decision draws at the standardised views ``Zs``: with ``view_features`` the
         classifier's inputs from them, and ``h*`` drawn, or its mean with ``label_feedback=False``
         (as the classifier saw the training points' latents)."""
-        config = check_settings(self.get_params(deep=False))
+        config = self._fitted_config()
         inputs = None if config.view_features is None else view_inputs(Zs, observed_mask(Zs).T, config)
         latent = "draw" if config.label_feedback else "mean"
         return problem_decisions(self.posterior_draws_, Zs, self.random_seed_, inputs, latent)
