@@ -10,8 +10,9 @@ loses ``ceil(f V)`` of its ``V`` views and keeps at least one; the seed depends 
 ``f`` only, so that every row sees the same data). Per fit: test accuracy, Brier score (mean
 squared error of ``P(y = 1)``), expected calibration error (10 equal-width bins on the predicted
 class's confidence, ``|accuracy − confidence|`` weighted by the bin's share), fit time, and for
-M3LAK the largest r̂ and smallest bulk ESS of the training decision values and of τ, and whether
-the fit converged (decision values r̂ ≤ 1.01 and bulk ESS ≥ 400).
+M3LAK the largest r̂ and smallest bulk ESS of the training decision values and of τ, whether
+the fit converged (decision values r̂ ≤ 1.01 and bulk ESS ≥ 400), and each chain's own test
+accuracy and Brier score with the largest gap between a chain's and the pooled probabilities.
 
 Tasks. *Selection tasks* (``even_odd``: ``d % 2``; ``low_high``: ``d ≥ 5``; on fou+kar and
 fac+pix+zer: 4 tasks) are the ones on which defaults may be chosen. *Report tasks* (``prime``:
@@ -66,7 +67,8 @@ has results:
 2. complete views, mean over the report tasks: accuracy ≥ svc's − 1 point, Brier ≤ 1.3 × svc's;
 3. 30 % and 50 % of the view blocks missing, mean over the report tasks: accuracy and Brier
    better than both logreg's and svc's;
-4. decision values r̂ ≤ 1.01 and bulk ESS ≥ 400 in ≥ 90 % of the report fits (τ shown apart).
+4. decision values r̂ ≤ 1.01 and bulk ESS ≥ 400 in ≥ 90 % of the report fits (τ shown apart,
+   with how far the chains' own test predictions part where τ did and did not converge).
 
 ``--quick``: a smoke run (``bayesmv bench`` runs every script with it): 60 training and 100 test
 points, M3LAK with 2 sequential chains of 20 + 20 sweeps, ``n_latent=3``, ``n_frequencies=5``
@@ -100,6 +102,7 @@ from bayesmv import M3LAKClassifier, M3LAKPriors, M3LAKSampler
 from bayesmv.datasets import MFEAT_VIEWS, drop_views, load_mfeat, observed_mask, standardize_views
 from bayesmv.datasets import train_test_split_views as split_views
 from bayesmv.diagnostics import check_convergence
+from bayesmv.m3lak.predictive import predictive_probabilities
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from m3lak_accuracy import _brier, _gpc, _svc  # noqa: E402  (shared baselines)
@@ -407,15 +410,35 @@ def convergence(model):
 # ----------------------------------------------------------------------------- rows' fits
 
 
+def chain_predictions(model, Zte, yte):
+    """Each chain's own test predictions against the pooled ones: the chains' test accuracies and
+    Brier scores, and the mean and largest ``|P_c(y* = 1) − P(y* = 1)|`` over chains and test
+    points (chains in different modes of τ that predict alike give small figures)."""
+    f = model.predictive_decisions(Zte)[0]  # (draws, n): chain by chain, as the draws are stored
+    p_chain = predictive_probabilities(f.reshape(model.num_chains, -1, f.shape[-1]), model.likelihood)
+    gap = np.abs(p_chain - predictive_probabilities(f, model.likelihood))
+    return dict(
+        chain_acc=[float(np.mean((p > 0.5) == yte)) for p in p_chain],
+        chain_brier=[_brier(p, yte) for p in p_chain],
+        chain_gap_mean=float(gap.mean(axis=1).max()),
+        chain_gap_max=float(gap.max()),
+    )
+
+
 def fit_m3lak(estimator, data):
-    """Fit one M3LAK row on the views with missing blocks; scores, times and convergence."""
+    """Fit one M3LAK row on the views with missing blocks; scores, times, convergence and each
+    chain's test predictions (:func:`chain_predictions`)."""
     t0 = time.perf_counter()
     model = estimator.fit(data["Ztr"], data["ytr"])
     fit_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     proba = model.predict_proba(data["Zte"])[:, 1]
     return dict(
-        scores(proba, data["yte"]), fit_s=fit_s, predict_s=time.perf_counter() - t0, **convergence(model)
+        scores(proba, data["yte"]),
+        fit_s=fit_s,
+        predict_s=time.perf_counter() - t0,
+        **convergence(model),
+        **chain_predictions(model, data["Zte"], data["yte"]),
     )
 
 
@@ -685,7 +708,26 @@ def targets(by, row, report_tasks):
             f"  4. {label}: r̂ ≤ {RHAT_MAX} and ESS ≥ {ESS_MIN} in ≥ 90 % of report fits: {verdicts[f'4{name}']} "
             f"({k}/{len(fits)}{'; ' + by_missing if fits else ''})"
         )
+    lines += _chain_agreement(fits)
     return lines, verdicts
+
+
+def _chain_agreement(fits):
+    """Lines on how far the chains' own test predictions part, in the fits whose τ converged and
+    in those whose did not (fits stored before the benchmark kept per-chain figures are left out)."""
+    lines = []
+    for converged, label in ((False, "τ not converged"), (True, "τ converged")):
+        group = [r for r in fits if r["converged_tau"] == converged and "chain_acc" in r]
+        if group:
+            spread = [max(r["chain_acc"]) - min(r["chain_acc"]) for r in group]
+            brier = [max(r["chain_brier"]) - min(r["chain_brier"]) for r in group]
+            lines.append(
+                f"     chains' own test predictions, {label} ({len(group)} fits): accuracy spread "
+                f"≤ {max(spread):.3f} (mean {np.mean(spread):.3f}), Brier spread ≤ {max(brier):.4f}, "
+                f"mean |P_chain − P| ≤ {max(r['chain_gap_mean'] for r in group):.4f}, "
+                f"largest {max(r['chain_gap_max'] for r in group):.3f}"
+            )
+    return lines
 
 
 def _verdict(per, ok):
