@@ -102,7 +102,6 @@ from bayesmv import M3LAKClassifier, M3LAKPriors, M3LAKSampler
 from bayesmv.datasets import MFEAT_VIEWS, drop_views, load_mfeat, observed_mask, standardize_views
 from bayesmv.datasets import train_test_split_views as split_views
 from bayesmv.diagnostics import check_convergence
-from bayesmv.m3lak.predictive import predictive_probabilities
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from m3lak_accuracy import _brier, _gpc, _svc  # noqa: E402  (shared baselines)
@@ -411,12 +410,12 @@ def convergence(model):
 
 
 def chain_predictions(model, Zte, yte):
-    """Each chain's own test predictions against the pooled ones: the chains' test accuracies and
-    Brier scores, and the mean and largest ``|P_c(y* = 1) − P(y* = 1)|`` over chains and test
-    points (chains in different modes of τ that predict alike give small figures)."""
-    f = model.predictive_decisions(Zte)[0]  # (draws, n): chain by chain, as the draws are stored
-    p_chain = predictive_probabilities(f.reshape(model.num_chains, -1, f.shape[-1]), model.likelihood)
-    gap = np.abs(p_chain - predictive_probabilities(f, model.likelihood))
+    """Each chain's own test predictions (``chain_predict_proba``) against the pooled ones: the
+    chains' test accuracies and Brier scores, and the mean and largest ``|P_c(y* = 1) − P(y* =
+    1)|`` over chains and test points (chains in different modes of τ that predict alike give
+    small figures)."""
+    p_chain = model.chain_predict_proba(Zte)[:, :, 1]
+    gap = np.abs(p_chain - p_chain.mean(axis=0))
     return dict(
         chain_acc=[float(np.mean((p > 0.5) == yte)) for p in p_chain],
         chain_brier=[_brier(p, yte) for p in p_chain],

@@ -301,6 +301,24 @@ def test_chain_training_accuracy_against_the_draws(fits, tmp_path):
 
 
 @pytest.mark.slow
+def test_chain_predict_proba_against_the_draws(fits, tmp_path):
+    """Each chain's probabilities: the mean of σ(f*) over that chain's share of
+    ``predictive_decisions``, as the columns of ``predict_proba``; their mean over the chains is
+    ``predict_proba`` (binary labels); a loaded fit gives the same."""
+    est = fits[0]
+    Xs, _ = _task()
+    per_chain = est.chain_predict_proba(Xs)
+    assert per_chain.shape == (2, len(Xs[0]), 2)
+    g = est.predictive_decisions(Xs)[0].reshape(2, 60, -1)
+    np.testing.assert_allclose(per_chain[..., 1], expit(g).mean(1), rtol=1e-12)
+    np.testing.assert_allclose(per_chain[..., 0], 1.0 - expit(g).mean(1), rtol=1e-12)
+    np.testing.assert_allclose(per_chain.mean(0), est.predict_proba(Xs), rtol=1e-12)
+    assert np.abs(per_chain[0] - per_chain[1]).max() > 1e-6  # two chains, not one pooled twice
+    est.save(tmp_path / "fit.bmv")
+    np.testing.assert_array_equal(bayesmv.load(tmp_path / "fit.bmv").chain_predict_proba(Xs), per_chain)
+
+
+@pytest.mark.slow
 def test_a_pymc_fit_and_bayesmv_fits_share_one_arviz(fits):
     """bayesmv and PyMC 6 install into one environment (the test extra asks for both) and one
     ArviZ 1.x reads both libraries' posteriors: ``az.summary`` on a bayesmv fit and on a tiny

@@ -558,6 +558,36 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             raise ValueError(f"ovr_index must be in [0, {len(self.posterior_draws_) - 1}], got {ovr_index!r}")
         return kernel_band(self.posterior_draws_[ovr_index]["omega"], t, direction, interval)
 
+    def _chain_decisions(self, Zs):
+        """The predictive decision draws at ``Zs`` chain by chain, ``(n_problems, n_chains,
+        n_draws, n)`` (the flattened draws are stored chain after chain)."""
+        f = self._problem_decisions(Zs)
+        n_chains = self.raw_posterior_[0]["decision"].shape[0]
+        return f.reshape(f.shape[0], n_chains, -1, f.shape[-1])
+
+    def chain_predict_proba(self, Xs):
+        """Class probabilities of each chain alone, read as :meth:`predict_proba` reads them all.
+
+        Chains that settled in different modes of quantities the convergence report checks (τ's
+        allocations of the latent columns to the views, for example) may still predict alike:
+        compare their probabilities on held-out points before discarding a fit, or after it
+        passes. With binary labels their mean over the chains is :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_i)
+            The views; a sample missing from a view is an all-NaN row of it.
+
+        Returns
+        -------
+        ndarray of shape (n_chains, n_samples, n_classes)
+            Columns in the order of ``classes_``.
+        """
+        self._check_is_fitted()
+        Zs = self._standardize(self._validate_predict(Xs))
+        p = predictive_probabilities(self._chain_decisions(Zs), self.likelihood)  # (problem, chain, n)
+        return np.stack([class_probabilities(p[:, c]) for c in range(p.shape[1])])
+
     def chain_training_accuracy(self):
         """Each chain's accuracy on the training labels, in-sample and from the views alone.
 
@@ -577,10 +607,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
                 "chain_training_accuracy needs the training views: refit (a loaded estimator has none)"
             )
         labels = self._continuation.targets > 0  # (n, n_problems)
-        n_chains = self.raw_posterior_[0]["decision"].shape[0]
-        Zs = self._continuation.Zs
-        f = self._problem_decisions(Zs)
-        f = f.reshape(f.shape[0], n_chains, -1, f.shape[-1])  # chain by chain, as the draws are stored
+        f = self._chain_decisions(self._continuation.Zs)
 
         def accuracy(decision, k):  # (chain, draw, n) -> (chain,)
             return np.mean(
