@@ -9,8 +9,10 @@
 3. A long chain of the move agrees with NumPyro NUTS on the same posterior: every decision
    value's mean and sd within 5 combined Monte-Carlo standard errors.
 
-Each test runs twice: on ``(β, Ω)`` alone, and with the views' own inputs (``view_features``),
-where the decision value is ``βᵀφ̃(h) + γᵀz`` and ``γ ~ N(0, 1/v_γ)`` moves with them.
+Each test runs on ``(β, Ω)`` alone, and with the views' own inputs (``view_features``), where
+the decision value is ``βᵀφ̃(h) + γᵀz`` and ``γ ~ N(0, 1/v_γ)`` moves with them; with more inputs
+than samples also under ``view_span="training"``, where ``γ = A c`` lies in the inputs' row space
+and ``c ~ N(0, 1/v_γ)``.
 """
 
 import functools
@@ -42,14 +44,23 @@ V_GAMMA = 1.3
 WIDE_INPUTS = jnp.asarray(RNG.normal(size=(N, 8)))
 _U, _S, _VT = jnp.linalg.svd(WIDE_INPUTS, full_matrices=False)
 WIDE_SVD = (_U * _S, _VT.T)
+# the same wide inputs under view_span="training": γ = A c in their row space (told apart by identity)
+SPANNED_INPUTS = jnp.array(WIDE_INPUTS, copy=True)
 WITH_INPUTS = pytest.mark.parametrize(
-    "inputs", [None, INPUTS, WIDE_INPUTS], ids=["beta-omega", "with-view-inputs", "with-wide-view-inputs"]
+    "inputs",
+    [None, INPUTS, WIDE_INPUTS, SPANNED_INPUTS],
+    ids=["beta-omega", "with-view-inputs", "with-wide-view-inputs", "with-wide-view-inputs-in-their-span"],
 )
 
 
 def _svd(inputs):
     """The inputs' row space as the sampler gets it (``M3LAKData.inputs_svd``): for wide inputs."""
-    return WIDE_SVD if inputs is WIDE_INPUTS else None
+    return WIDE_SVD if inputs is WIDE_INPUTS or inputs is SPANNED_INPUTS else None
+
+
+def _null_space(inputs):
+    """γ's part outside the row space: drawn from its prior, or zero (``view_span="training"``)."""
+    return "zero" if inputs is SPANNED_INPUTS else "prior"
 
 
 def _n_weights(inputs):
@@ -99,6 +110,9 @@ def _exact_draws(key, n, inputs=None):
     dp = _dp_state()
     k1, k2, k3 = jax.random.split(key, 3)
     beta = jax.random.normal(k1, (n, _n_weights(inputs))) / jnp.sqrt(_prior_precisions(inputs))
+    if inputs is SPANNED_INPUTS:  # γ = A c, c ~ N(0, 1/v_γ): the first N coordinates, turned into γ
+        axes = WIDE_SVD[1]
+        beta = jnp.concatenate([beta[:, :P], beta[:, P : P + N] @ axes.T], axis=1)
     e = jax.random.normal(k2, (n, M, m))
     G = dp.prec_sqrt[dp.z]
     omega = dp.mu[dp.z] + jnp.linalg.solve(jnp.swapaxes(G, -1, -2)[None], e[..., None])[..., 0]
@@ -129,6 +143,7 @@ def _joint_step(key, omega, beta, step_size, n_steps, C, inputs):
         inputs=inputs,
         v_inputs=V_GAMMA,
         inputs_svd=_svd(inputs),
+        null_space=_null_space(inputs),
     )
 
 
@@ -209,6 +224,15 @@ def test_invariance_check_detects_a_wrong_move(monkeypatch, inputs):
 
 
 @pytest.mark.slow
+def test_invariance_check_detects_a_null_space_drawn_in_the_span(monkeypatch):
+    """Under ``view_span="training"`` a move that drew γ's null-space part from the prior (the
+    ``"full"`` span's move) leaves the posterior: the invariance check sees it (power)."""
+    monkeypatch.setitem(globals(), "_null_space", lambda inputs: "prior")
+    z, crit = _invariance_z(SPANNED_INPUTS)
+    assert np.max(np.abs(z)) > crit
+
+
+@pytest.mark.slow
 @WITH_INPUTS
 def test_joint_move_agrees_with_nuts(inputs):
     """(β, Ω) | H under the Gaussian spectrum: the joint move's chain and NumPyro NUTS on the same
@@ -226,7 +250,10 @@ def test_joint_move_agrees_with_nuts(inputs):
         beta = numpyro.sample("beta", dist.Normal(0.0, 1.0 / np.sqrt(V_BETA)).expand([P]).to_event(1))
         omega = numpyro.sample("omega", dist.Normal(0.0, cfg.omega_scale).expand([M, m]).to_event(2))
         f = decision_values(H, omega, beta)
-        if inputs is not None:
+        if inputs is SPANNED_INPUTS:  # γ = A c
+            c = numpyro.sample("c", dist.Normal(0.0, 1.0 / np.sqrt(V_GAMMA)).expand([N]))
+            f = f + inputs @ (WIDE_SVD[1] @ c)
+        elif inputs is not None:
             gamma = numpyro.sample(
                 "gamma", dist.Normal(0.0, 1.0 / np.sqrt(V_GAMMA)).expand([inputs.shape[1]])
             )
@@ -257,6 +284,7 @@ def test_joint_move_agrees_with_nuts(inputs):
             inputs=inputs,
             v_inputs=V_GAMMA,
             inputs_svd=_svd(inputs),
+            null_space=_null_space(inputs),
         )
         return (b, o), _decision(b, o, inputs)
 

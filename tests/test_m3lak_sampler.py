@@ -26,7 +26,10 @@ false-alarm rate ≈ 1%). The same test with a deliberately wrong τ conditional
 The cut model (``label_feedback=False``) has no joint posterior over θ given fixed labels; its
 sweep is tested on the joint with the labels drawn, ``y ~ σ(βᵀφ̃(E[H | X]))``, between its two
 halves (``_cut_geweke``), with the same false-alarm rate and wrong-τ twin; also with the views'
-random features in the classifier (``y ~ σ(βᵀφ̃(E[H | X]) + γᵀz(X))``, M3LAK's default model).
+random features in the classifier (``y ~ σ(βᵀφ̃(E[H | X]) + γᵀz(X))``, M3LAK's default model,
+whose ``γ = A(X) c`` lies in the row space of the inputs, ``view_span="training"``: the state
+carries ``c ~ N(0, I/v_view)``, and when X moves γ becomes ``A(X_new) c``; the joint model's
+view-input configuration has ``view_span="full"``).
 With ``view_features`` the sampler gets the data as ``run_m3lak`` does (``with_view_inputs``):
 with 3 samples and 8 inputs, the joint (β, Ω, γ) move runs in the inputs' row space.
 """
@@ -116,6 +119,7 @@ CONFIGS = {
         n_view_frequencies=2,
         view_lengthscale=0.7,
         v_view_prior=(3.0, 3.0),
+        view_span="full",  # γ ~ N(0, I/v_view): its null-space part drawn (the cut tests the span)
     ),
 }
 N_MC, N_SC, N_BATCH = 100_000, 20_000, 100
@@ -141,6 +145,17 @@ def _data(Xs, y, cfg):
     """The sampler's data as ``run_m3lak`` gives it: with ``view_features`` the inputs and, as
     here (N = 3 samples, 8 inputs), their row space, in which the joint (β, Ω, γ) move runs."""
     return with_view_inputs(M3LAKData(Xs, OBS, y), cfg)
+
+
+def _spanned(cfg):
+    """Whether ``γ = A c`` lies in the row space of the inputs (``view_span="training"``; here
+    N = 3 samples < 8 inputs)."""
+    return cfg.view_features is not None and cfg.view_span == "training"
+
+
+def _row_space(Xs, cfg):
+    """``A``, the orthonormal basis of the inputs' row space that the sampler uses."""
+    return _data(Xs, Y, cfg).inputs_svd[1]
 
 
 def _decision(lat: M3LAKLatent, Xs, cfg):
@@ -207,6 +222,8 @@ def _prior_draw(key, cfg):
         gamma = jax.random.normal(jax.random.fold_in(k[8], 1), (n_inputs,)) / jnp.sqrt(v_view)
     lat = M3LAKLatent(H, Us, Ws, Vs, tau, r, omega, beta, jnp.ones(N), v, dp, psi, gamma, v_view)
     Xs = _draw_X(k[11], lat)
+    if _spanned(cfg):  # γ = A(X) c with c ~ N(0, I/v_view): γ's first N entries as c
+        lat = lat._replace(gamma=_row_space(Xs, cfg) @ gamma[:N])
     f = _decision(lat, Xs, cfg)
     if cfg.likelihood == "logistic":  # no λ: it stays at its start in both simulators
         lam = jnp.ones(N)
@@ -512,7 +529,10 @@ def _cut_geweke(cfg, tau_divisor=1.0):
         lat, info_h = m3lak_sweep(k1, lat, _data(Xs, y, cfg), latent_cfg, EPS_H, EPS_O)
         y = _cut_labels(k2, lat, Xs, cfg)
         lat, info = m3lak_sweep(k3, lat, _data(Xs, y, cfg), classifier_cfg, EPS_H, EPS_O)
-        Xs = _draw_X(k4, lat)
+        moved = _draw_X(k4, lat)
+        if _spanned(cfg):  # the same c = Aᵀγ in the new inputs' row space
+            lat = lat._replace(gamma=_row_space(moved, cfg) @ (lat.gamma @ _row_space(Xs, cfg)))
+        Xs = moved
         y = _cut_labels(k5, lat, Xs, cfg)
         return (lat, Xs, y), (_cut_test_functions(lat, Xs, y, cfg), info[1], jnp.maximum(info[3], info_h[3]))
 

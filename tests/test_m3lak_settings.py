@@ -74,6 +74,7 @@ def test_every_setting_has_one_constraint_and_the_defaults_meet_them():
         ("M3LAKPriors", "a_tau", -1.0),
         ("M3LAKPriors", "v_prior", (1.0,)),
         ("M3LAKPriors", "niw_mu0", float("nan")),
+        ("M3LAKPriors", "view_span", "rows"),
         ("M3LAKSampler", "target_accept", 1.0),
         ("M3LAKSampler", "dp_split_merge", -1),
         ("M3LAKSampler", "fixed_blocks", ("tau",)),

@@ -115,6 +115,16 @@ def test_numpyro_model_weights_the_view_inputs_by_gamma():
     )
     with pytest.raises(ValueError, match="give Xs"):
         m3lak_model(None, None, config, n_samples=4, n_features=[3, 2])
+    # view_span="training" (the default) and 4 samples < 400 inputs: γ = A c in the inputs' row
+    # space, c the sample site; "full": γ itself is sampled, with a part outside the row space
+    inputs = np.asarray(view_inputs(Xs, observed, config))
+    axes = np.linalg.svd(inputs, full_matrices=False)[2].T
+    assert tr["gamma"]["type"] == "deterministic" and tr["gamma_span"]["value"].shape == (4,)
+    np.testing.assert_allclose(gamma, axes @ (axes.T @ np.asarray(gamma)), atol=1e-12)
+    full = trace(seed(m3lak_model, 0)).get_trace(Xs, y, M3LAKConfig.from_settings(config, view_span="full"))
+    assert full["gamma"]["type"] == "sample" and "gamma_span" not in full
+    outside = np.asarray(full["gamma"]["value"]) - axes @ (axes.T @ np.asarray(full["gamma"]["value"]))
+    assert np.sum(outside**2) > 0.5 * 396 / full["v_view"]["value"]  # ≈ (P - N)/v_view (chi-square, 396 dof)
 
 
 @pytest.mark.parametrize(
@@ -173,6 +183,32 @@ def test_fit_with_view_inputs_stores_gamma_and_beats_the_latent_alone_on_a_linea
             assert len(names) == 2 * 2 * 10 and names[19:21] == ["0:sin_9", "1:cos_0"]
     assert accuracy["linear"] >= 0.9, accuracy
     assert accuracy["linear"] > accuracy[None] + 0.1, accuracy
+
+
+@pytest.mark.slow  # a fit
+@pytest.mark.filterwarnings("ignore::bayesmv.base.SamplerWarning")  # 2 chains of 20 draws
+def test_view_weights_stay_in_the_span_of_the_training_inputs():
+    """``view_span="training"`` (the default) with fewer training points than inputs (30 points,
+    2 × 2 × 20 random features): every draw of ``γ`` lies in the row space of the training inputs,
+    up to rounding. (``"full"`` draws the part outside it: the joint model's Geweke configuration
+    with view inputs, ``tests/test_m3lak_sampler.py``, fails without it.)"""
+    Xs, y = make_latent_views(n_samples=30, n_features=3, random_state=1)
+    clf = M3LAKClassifier(
+        n_latent=2,
+        n_frequencies=3,
+        num_warmup=10,
+        num_samples=20,
+        num_chains=2,
+        chain_method="sequential",
+        progress_bar=False,
+        priors=M3LAKPriors(n_view_frequencies=20, v_view=0.5),
+    ).fit(Xs, y)
+    Zs = clf._standardize(clf._validate_predict(Xs))
+    inputs = np.asarray(view_inputs(Zs, np.ones((30, 2), bool), clf._fitted_config()))
+    axes = np.linalg.svd(inputs, full_matrices=False)[2].T  # (P, N)
+    gamma = np.asarray(clf.posterior_draws_[0]["gamma"])  # (40, P)
+    assert gamma.shape == (40, 80) and np.abs(gamma).max() > 0.1
+    np.testing.assert_allclose(gamma - (gamma @ axes) @ axes.T, 0.0, atol=1e-10 * np.abs(gamma).max())
 
 
 @pytest.mark.slow  # compiles the sampler's initialisation (11 s in the inner loop)

@@ -483,7 +483,10 @@ def hinge_model(features, y, config: M3LAKConfig, augmented=None, inputs=None):
     On given features ``φ̃``, the hinge pseudo-likelihood (marginal or augmented with ``λ``) or,
     with ``config.likelihood="logistic"``, a Bernoulli likelihood with logits ``βᵀφ̃``, scaled
     by ``C``. ``v`` is fixed or, with ``config.v_prior``, ``Γ(a_v, b_v)``. With ``inputs``
-    (``view_features``), the decision value is ``βᵀφ̃ + γᵀz``, ``γ ~ N(0, v_view^{-1}I)``.
+    (``view_features``), the decision value is ``βᵀφ̃ + γᵀz``, ``γ ~ N(0, v_view^{-1}I)``, or
+    with ``view_span="training"`` and fewer samples than inputs ``γ = A c`` (the deterministic
+    site ``gamma``), ``c ~ N(0, v_view^{-1}I)`` (the site ``gamma_span``) and ``A`` the inputs'
+    row space from their thin SVD.
 
     Parameters
     ----------
@@ -518,7 +521,13 @@ def hinge_model(features, y, config: M3LAKConfig, augmented=None, inputs=None):
         if config.v_view_prior is not None:
             v_view = numpyro.sample("v_view", dist.Gamma(*config.v_view_prior))
         scale = 1.0 / jnp.sqrt(v_view)
-        gamma = numpyro.sample("gamma", dist.Normal(0.0, scale).expand([inputs.shape[-1]]).to_event(1))
+        n, n_inputs = inputs.shape
+        if config.view_span == "training" and n < n_inputs:  # γ = A c in the inputs' row space
+            _, _, rows = jnp.linalg.svd(inputs, full_matrices=False)
+            c = numpyro.sample("gamma_span", dist.Normal(0.0, scale).expand([n]).to_event(1))
+            gamma = numpyro.deterministic("gamma", rows.T @ c)
+        else:
+            gamma = numpyro.sample("gamma", dist.Normal(0.0, scale).expand([n_inputs]).to_event(1))
         decision = decision + inputs @ gamma
     decision = numpyro.deterministic("decision", decision)
     if y is not None:

@@ -94,6 +94,7 @@ CONSTRAINTS = {
     "v_view_prior": _OPTIONAL_PAIR,
     "n_view_frequencies": _POSITIVE_INTEGER,
     "view_lengthscale": _POSITIVE_REAL,
+    "view_span": _one_of("training", "full"),
     "label_feedback": _BOOLEAN,
     "niw_kappa0": _POSITIVE_REAL,
     "niw_nu0": _OPTIONAL_POSITIVE_REAL,
@@ -300,6 +301,17 @@ class M3LAKPriors(_Settings):
     view_lengthscale : float, default=1.0
         The length-scale of the views' random features relative to ``√D_i``: their
         frequencies are ``N(0, I/(view_lengthscale² D_i))`` (``view_features="rff"``).
+    view_span : {"training", "full"}, default="training"
+        Where the view weights ``γ`` live (``view_features``; not in the paper). ``"full"``:
+        ``γ ~ N(0, v_view⁻¹ I)`` in every direction of the inputs. ``"training"``: ``γ = A c``,
+        ``c ~ N(0, v_view⁻¹ I)``, with ``A`` an orthonormal basis of the row space of the
+        training inputs ``Z`` (the span of the training points, as in the representer theorem):
+        the training points' view terms ``Zγ`` have the same prior ``N(0, ZZᵀ/v_view)``, and a
+        test point's is that of its projection on the span, without the prior variance
+        ``‖z*‖²/v_view`` in the directions that no training point has, which left the
+        predictive probabilities underconfident on the held-out benchmark
+        (``docs/m3lak_sampler.md``). Only with fewer training points than inputs (``N < P``,
+        as with 500 random features of each view); otherwise ``γ`` is not restricted.
     label_feedback : bool, default=False
         Whether the labels inform the latents: True is the joint posterior (the paper). False
         gives a cut model (Plummer 2015; not in the paper): the latent variable model is fitted to the
@@ -353,6 +365,7 @@ class M3LAKPriors(_Settings):
     v_view_prior: tuple | None = None
     n_view_frequencies: int = 500
     view_lengthscale: float = 1.0
+    view_span: str = "training"
     label_feedback: bool = False
     niw_kappa0: float = 1.0
     niw_nu0: float | None = None

@@ -183,6 +183,7 @@ def joint_beta_omega_step(
     inputs=None,
     v_inputs=None,
     inputs_svd=None,
+    null_space="prior",
 ):
     """One HMC transition of ``(β, Ω)`` given everything else, under the logistic likelihood.
 
@@ -197,7 +198,9 @@ def joint_beta_omega_step(
     :func:`~bayesmv.inference.m3lak_sampler.with_view_inputs`) only ``γ``'s coordinates in the
     inputs' row space move with them, and its part in the null space, which no label sees, is
     drawn from its prior ``N(0, v_inputs⁻¹ I)``: the same target, with leapfrog steps that cost
-    ``N²`` instead of ``N·P`` in the inputs.
+    ``N²`` instead of ``N·P`` in the inputs. With ``null_space="zero"`` (the prior
+    ``M3LAKPriors(view_span="training")``, under which ``γ = A c`` lies in the row space) that
+    part is zero.
 
     Parameters
     ----------
@@ -231,6 +234,9 @@ def joint_beta_omega_step(
     inputs_svd : (jax.Array of shape (N, r), jax.Array of shape (P, r)) or None, default=None
         ``(B, A)`` with ``inputs = B Aᵀ`` and orthonormal columns ``A``
         (:func:`~bayesmv.inference.m3lak_sampler.with_view_inputs`); None: HMC on the whole ``γ``.
+    null_space : {"prior", "zero"}, default="prior"
+        With ``inputs_svd``: ``γ``'s part outside the row space of ``inputs`` is drawn from its
+        prior (``γ ~ N(0, v_inputs⁻¹ I)``), or is zero (``γ = A c``, ``c ~ N(0, v_inputs⁻¹ I)``).
 
     Returns
     -------
@@ -248,13 +254,15 @@ def joint_beta_omega_step(
     P, n_rff = beta.shape[0], 2 * M + 1
     if inputs_svd is not None:  # γ = A a + its null-space part; a ~ N(0, I/v_inputs) moves, as γ would
         basis, axes = inputs_svd
-        key, key_null = jax.random.split(key)
+        key, key_null = jax.random.split(key)  # split for either null_space: the same other draws
         weights = jnp.concatenate([beta[:n_rff], beta[n_rff:] @ axes])
         weights, omega, accept_prob, diverging = joint_beta_omega_step(
             key, H, omega, weights, v, dp, y, valid, step_size, n_steps, C, basis, v_inputs
         )
-        xi = jax.random.normal(key_null, (P - n_rff,), beta.dtype) / jnp.sqrt(v_inputs)
-        gamma = axes @ weights[n_rff:] + xi - axes @ (xi @ axes)
+        gamma = axes @ weights[n_rff:]
+        if null_space == "prior":
+            xi = jax.random.normal(key_null, (P - n_rff,), beta.dtype) / jnp.sqrt(v_inputs)
+            gamma = gamma + xi - axes @ (xi @ axes)
         return jnp.concatenate([weights[:n_rff], gamma]), omega, accept_prob, diverging
     mu = dp.mu[dp.z]
     G = dp.prec_sqrt[dp.z]
@@ -469,6 +477,7 @@ def _update_kernel(
             inputs=data.inputs,
             v_inputs=latent.v_view,
             inputs_svd=data.inputs_svd,
+            null_space="prior" if config.view_span == "full" else "zero",
         )
         n_rff = latent.beta.shape[0]
         beta, gamma = (weights[:n_rff], weights[n_rff:]) if with_inputs else (weights, None)
@@ -695,7 +704,10 @@ def m3lak_sweep(
 
     # 10'. v_view: the prior precision of the view weights γ
     if config.v_view_prior is not None and latent.gamma is not None:
-        v_view = cond.sample_v_conditional(jax.random.fold_in(keys[9], 2), latent.gamma, *config.v_view_prior)
+        # view_span="training": γ = A c, and c (as many coordinates as A has columns) has the prior
+        spanned = config.view_span == "training" and data.inputs_svd is not None
+        coordinates = latent.gamma @ data.inputs_svd[1] if spanned else latent.gamma
+        v_view = cond.sample_v_conditional(jax.random.fold_in(keys[9], 2), coordinates, *config.v_view_prior)
         v_view, flag = _guard(v_view, latent.v_view, 16, flag)
         latent = latent._replace(v_view=v_view)
 
