@@ -287,7 +287,8 @@ class M3LAKPriors(_Settings):
     view_features : {None, "linear", "rff"}, default="rff"
         What the classifier sees besides the shared latent ``h`` (not in the paper): None,
         ``h`` alone (the paper); else also the standardised views themselves, the decision
-        value ``βᵀφ̃(h) + γᵀz`` with ``γ ~ N(0, v_view⁻¹ I)`` and ``z`` the views side by side
+        value ``βᵀφ̃(h) + γᵀz`` with ``γ ~ N(0, v_view⁻¹ I)`` (in the span of the training
+        points with ``view_span="training"``) and ``z`` the views side by side
         (``"linear"``) or their random Fourier features (``"rff"``), zero where a view is
         missing (:func:`~bayesmv.models.m3lak.view_inputs`). Needs the logistic likelihood.
     v_view : float, default=0.002
