@@ -58,9 +58,9 @@ def _svd(inputs):
     return WIDE_SVD if inputs is WIDE_INPUTS or inputs is SPANNED_INPUTS else None
 
 
-def _null_space(inputs):
-    """γ's part outside the row space: drawn from its prior, or zero (``view_span="training"``)."""
-    return "zero" if inputs is SPANNED_INPUTS else "prior"
+def _view_span(inputs):
+    """γ's part outside the row space: drawn from its prior (``"full"``), or zero (``"training"``)."""
+    return "training" if inputs is SPANNED_INPUTS else "full"
 
 
 def _n_weights(inputs):
@@ -143,7 +143,7 @@ def _joint_step(key, omega, beta, step_size, n_steps, C, inputs):
         inputs=inputs,
         v_inputs=V_GAMMA,
         inputs_svd=_svd(inputs),
-        null_space=_null_space(inputs),
+        view_span=_view_span(inputs),
     )
 
 
@@ -227,7 +227,7 @@ def test_invariance_check_detects_a_wrong_move(monkeypatch, inputs):
 def test_invariance_check_detects_a_null_space_drawn_in_the_span(monkeypatch):
     """Under ``view_span="training"`` a move that drew γ's null-space part from the prior (the
     ``"full"`` span's move) leaves the posterior: the invariance check sees it (power)."""
-    monkeypatch.setitem(globals(), "_null_space", lambda inputs: "prior")
+    monkeypatch.setitem(globals(), "_view_span", lambda inputs: "full")
     z, crit = _invariance_z(SPANNED_INPUTS)
     assert np.max(np.abs(z)) > crit
 
@@ -284,7 +284,7 @@ def test_joint_move_agrees_with_nuts(inputs):
             inputs=inputs,
             v_inputs=V_GAMMA,
             inputs_svd=_svd(inputs),
-            null_space=_null_space(inputs),
+            view_span=_view_span(inputs),
         )
         return (b, o), _decision(b, o, inputs)
 

@@ -183,7 +183,7 @@ def joint_beta_omega_step(
     inputs=None,
     v_inputs=None,
     inputs_svd=None,
-    null_space="prior",
+    view_span="full",
 ):
     """One HMC transition of ``(β, Ω)`` given everything else, under the logistic likelihood.
 
@@ -198,9 +198,8 @@ def joint_beta_omega_step(
     :func:`~bayesmv.inference.m3lak_sampler.with_view_inputs`) only ``γ``'s coordinates in the
     inputs' row space move with them, and its part in the null space, which no label sees, is
     drawn from its prior ``N(0, v_inputs⁻¹ I)``: the same target, with leapfrog steps that cost
-    ``N²`` instead of ``N·P`` in the inputs. With ``null_space="zero"`` (the prior
-    ``M3LAKPriors(view_span="training")``, under which ``γ = A c`` lies in the row space) that
-    part is zero.
+    ``N²`` instead of ``N·P`` in the inputs. With ``view_span="training"`` (the prior
+    ``γ = A c``, which lies in the row space) that part is zero.
 
     Parameters
     ----------
@@ -234,9 +233,10 @@ def joint_beta_omega_step(
     inputs_svd : (jax.Array of shape (N, r), jax.Array of shape (P, r)) or None, default=None
         ``(B, A)`` with ``inputs = B Aᵀ`` and orthonormal columns ``A``
         (:func:`~bayesmv.inference.m3lak_sampler.with_view_inputs`); None: HMC on the whole ``γ``.
-    null_space : {"prior", "zero"}, default="prior"
-        With ``inputs_svd``: ``γ``'s part outside the row space of ``inputs`` is drawn from its
-        prior (``γ ~ N(0, v_inputs⁻¹ I)``), or is zero (``γ = A c``, ``c ~ N(0, v_inputs⁻¹ I)``).
+    view_span : {"full", "training"}, default="full"
+        ``M3LAKPriors.view_span``. With ``inputs_svd``: ``γ``'s part outside the row space of
+        ``inputs`` is drawn from its prior (``"full"``: ``γ ~ N(0, v_inputs⁻¹ I)``), or is zero
+        (``"training"``: ``γ = A c``, ``c ~ N(0, v_inputs⁻¹ I)``).
 
     Returns
     -------
@@ -254,13 +254,13 @@ def joint_beta_omega_step(
     P, n_rff = beta.shape[0], 2 * M + 1
     if inputs_svd is not None:  # γ = A a + its null-space part; a ~ N(0, I/v_inputs) moves, as γ would
         basis, axes = inputs_svd
-        key, key_null = jax.random.split(key)  # split for either null_space: the same other draws
+        key, key_null = jax.random.split(key)  # split for either view_span: the same other draws
         weights = jnp.concatenate([beta[:n_rff], beta[n_rff:] @ axes])
         weights, omega, accept_prob, diverging = joint_beta_omega_step(
             key, H, omega, weights, v, dp, y, valid, step_size, n_steps, C, basis, v_inputs
         )
         gamma = axes @ weights[n_rff:]
-        if null_space == "prior":
+        if view_span == "full":
             xi = jax.random.normal(key_null, (P - n_rff,), beta.dtype) / jnp.sqrt(v_inputs)
             gamma = gamma + xi - axes @ (xi @ axes)
         return jnp.concatenate([weights[:n_rff], gamma]), omega, accept_prob, diverging
@@ -477,7 +477,7 @@ def _update_kernel(
             inputs=data.inputs,
             v_inputs=latent.v_view,
             inputs_svd=data.inputs_svd,
-            null_space="prior" if config.view_span == "full" else "zero",
+            view_span=config.view_span,
         )
         n_rff = latent.beta.shape[0]
         beta, gamma = (weights[:n_rff], weights[n_rff:]) if with_inputs else (weights, None)
