@@ -68,7 +68,11 @@ has results:
 3. 30 % and 50 % of the view blocks missing, mean over the report tasks: accuracy and Brier
    better than both logreg's and svc's;
 4. decision values r̂ ≤ 1.01 and bulk ESS ≥ 400 in ≥ 90 % of the report fits (τ shown apart,
-   with how far the chains' own test predictions part where τ did and did not converge).
+   with how far the chains' own test predictions part where τ did and did not converge);
+5. fit time on the demo's task (``even_odd:fou+kar`` with complete views, on the splits where
+   both rows have a fit) ≤ 1.5 × the ``joint`` row's, the defaults before issue 80; fit both rows
+   in one run so that the machine is the same, e.g. ``--task even_odd:fou+kar --n-train 400
+   --n-test 1600 --missing 0 --rows default joint`` (the demo's sizes).
 
 ``--quick``: a smoke run (``bayesmv bench`` runs every script with it): 60 training and 100 test
 points, M3LAK with 2 sequential chains of 20 + 20 sweeps, ``n_latent=3``, ``n_frequencies=5``
@@ -185,6 +189,8 @@ QUICK = dict(
     ),
 )
 RHAT_MAX, ESS_MIN = 1.01, 400
+# target 5: fit time on the demo's task against the defaults before issue 80 (the "joint" row)
+DEMO_TASK, PREVIOUS_DEFAULTS, FIT_TIME_MAX = "even_odd:fou+kar", "joint", 1.5
 KEY_FIELDS = ("task", "split", "missing", "row", "n_train", "n_test", "quick")
 
 
@@ -711,6 +717,22 @@ def targets(by, row, report_tasks):
     return lines, verdicts
 
 
+def fit_time_target(by, row):
+    """Issue 80's target 5 for one M3LAK row: a printed line and its verdict (None if the row is
+    the reference or either row lacks a fit on the demo's task)."""
+    runs = (
+        None if row == PREVIOUS_DEFAULTS else _matched(by.get((DEMO_TASK, 0.0), {}), [row, PREVIOUS_DEFAULTS])
+    )
+    if runs is None:
+        return None, None
+    fit, ref = _mean(runs[row], "fit_s"), _mean(runs[PREVIOUS_DEFAULTS], "fit_s")
+    verdict = "PASS" if fit <= FIT_TIME_MAX * ref else "MISS"
+    return (
+        f"  5. fit time on {DEMO_TASK}, complete views, ≤ {FIT_TIME_MAX} × the {PREVIOUS_DEFAULTS!r} row's: {verdict} "
+        f"({fit:.1f} s against {ref:.1f} s = {fit / ref:.2f}×; {len(runs[row])} split(s))"
+    ), verdict
+
+
 def _chain_agreement(fits):
     """Lines on how far the chains' own test predictions part, in the fits whose τ converged and
     in those whose did not (fits stored before the benchmark kept per-chain figures are left out)."""
@@ -788,6 +810,11 @@ def summary(path, cfg, rows, tasks):
     heads = []
     for row in [r for r in order if r not in BASELINES]:
         lines, verdicts = targets(by, row, report_tasks)
+        line, verdicts[5] = fit_time_target(by, row)
+        if line is None:
+            del verdicts[5]
+        else:
+            lines.append(line)
         print(f"\ntargets of issue 80 for M3LAK row {row!r} (report tasks):")
         print("\n".join(lines))
         heads.append(f"{row}: " + " ".join(f"{k}:{v.split()[0]}" for k, v in verdicts.items()))
