@@ -520,7 +520,11 @@ def _commit():
         out = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent
         )
-        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=Path(__file__).parent).returncode
+        if out.returncode:  # not in a git checkout (e.g. a copy of the scripts)
+            return ""
+        dirty = subprocess.run(
+            ["git", "diff", "--quiet", "HEAD"], capture_output=True, cwd=Path(__file__).parent
+        ).returncode
         return out.stdout.strip() + ("+dirty" if dirty else "")
     except OSError:
         return ""
