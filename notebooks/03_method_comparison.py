@@ -161,7 +161,7 @@ axes[0].set(
 axes[1].set(xlabel="Brier score (lower is better)")
 axes[2].set(xlabel="fit time [s] (log scale, incl. JIT compile)", xscale="log")
 axes[0].invert_yaxis()
-axes[0].legend(loc="lower left")
+axes[2].legend(loc="lower right")  # the time panel has room there
 fig.suptitle(f"bayesmv on mfeat (fou + kar), {N_SUBSET // 2} train / {N_SUBSET // 2} test samples per task")
 fig.tight_layout()
 if SAVE_FIGURE:
