@@ -73,8 +73,8 @@ def _warn_unlinked_views(observed, config: M3LAKConfig, owner):
             f"n_latent = {config.n_latent} training samples: their latents are not aligned. The "
             "classifier sees the groups' points in a relative rotation that the data leave free and "
             "the chains wander over, so its decision values mix slowly unless the views' own "
-            "features (view_features) carry the labels. The joint model (label_feedback=True, the "
-            "default) aligns them through the labels.",
+            "features (view_features, on by default) carry the labels. The joint model "
+            "(label_feedback=True) aligns them through the labels.",
             UserWarning,
             stacklevel=4,
         )
