@@ -814,11 +814,10 @@ def summary(path, cfg, rows, tasks):
     heads = []
     for row in [r for r in order if r not in BASELINES]:
         lines, verdicts = targets(by, row, report_tasks)
-        line, verdicts[5] = fit_time_target(by, row)
-        if line is None:
-            del verdicts[5]
-        else:
+        line, verdict = fit_time_target(by, row)
+        if line is not None:
             lines.append(line)
+            verdicts[5] = verdict
         print(f"\ntargets of issue 80 for M3LAK row {row!r} (report tasks):")
         print("\n".join(lines))
         heads.append(f"{row}: " + " ".join(f"{k}:{v.split()[0]}" for k, v in verdicts.items()))
