@@ -115,3 +115,91 @@ def test_ctrl_c_stops_a_fit_in_every_chain_method():
     sampled = next(c for c in res["results"] if c["method"] == "processes" and c["when"] == "sampling")
     assert sampled["workers_before"] == 2, sampled  # the workers were there, and were ended
     assert res["refit"]
+
+
+def _work_until_stopped(signal_from_work):
+    """``work(stop)`` for :func:`run_interruptibly`: calls ``signal_from_work()`` once, then waits
+    up to 20 s for ``stop`` (a fit's sampler would go on computing), recording what it saw."""
+    seen = {}
+
+    def work(stop):
+        signal_from_work()
+        seen["stopped"] = stop.wait(20.0)
+        return "finished"
+
+    return work, seen
+
+
+def _stop_seen(seen, seconds=5.0):
+    """Whether the work of :func:`_work_until_stopped` saw ``stop`` within ``seconds``."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while "stopped" not in seen and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return seen.get("stopped") is True
+
+
+def test_sigint_while_work_runs_raises_keyboard_interrupt_and_sets_stop():
+    """SIGINT (sent from the working thread, handled in the main thread) reaches the caller as
+    ``KeyboardInterrupt`` well before the 20 s the work would take, the work sees ``stop``, and
+    Python's own handler is back in place afterwards."""
+    import signal
+    import time
+
+    from bayesmv.inference._threads import run_interruptibly
+
+    work, seen = _work_until_stopped(lambda: signal.raise_signal(signal.SIGINT))
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run_interruptibly(work)
+    assert time.monotonic() - start < 5.0
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert _stop_seen(seen)
+
+
+def test_sigint_handled_inside_a_finalizer_still_stops_the_fit():
+    """The handler in force while the work runs may run wherever the main thread is, such as a
+    ``__del__`` called by the garbage collector, where an exception is printed and dropped.
+    Run there, it still interrupts: the caller gets ``KeyboardInterrupt`` and the work its
+    ``stop``. (With Python's own handler in force, the ``KeyboardInterrupt`` raised in the
+    finalizer is dropped and the call returns ``"finished"`` after 20 s: this test fails.)"""
+    import gc
+    import signal
+    import time
+
+    from bayesmv.inference._threads import run_interruptibly
+
+    class Finalized:
+        def __del__(self):
+            signal.getsignal(signal.SIGINT)(signal.SIGINT, None)
+
+    def handle_in_finalizer():
+        Finalized()
+        gc.collect()
+
+    work, seen = _work_until_stopped(handle_in_finalizer)
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run_interruptibly(work)
+    assert time.monotonic() - start < 5.0
+    assert _stop_seen(seen)
+
+
+def test_a_callers_own_sigint_handler_is_left_in_place():
+    """A SIGINT handler the caller installed stays in force during the work and after it."""
+    import signal
+
+    from bayesmv.inference._threads import run_interruptibly
+
+    calls = []
+
+    def own(signum, frame):
+        calls.append(signum)
+
+    previous = signal.signal(signal.SIGINT, own)
+    try:
+        assert run_interruptibly(lambda stop: signal.getsignal(signal.SIGINT) is own)
+        assert signal.getsignal(signal.SIGINT) is own
+    finally:
+        signal.signal(signal.SIGINT, previous)

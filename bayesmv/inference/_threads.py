@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import threading
 
 from threadpoolctl import threadpool_limits
@@ -60,8 +61,11 @@ def run_interruptibly(work):
     Python raises ``KeyboardInterrupt`` in the main thread only between bytecodes, and JAX's
     compilations and computations run in C++ for seconds to minutes. Here the main thread waits
     on an event in 50 ms steps instead: on Ctrl-C it sets ``stop`` (a ``threading.Event`` that ``work``
-    checks between its calls into JAX, raising :class:`SamplingStopped`) and re-raises
-    ``KeyboardInterrupt`` at once. The call under way (a compilation, or one chunk of sweeps)
+    checks between its calls into JAX, raising :class:`SamplingStopped`) and raises
+    ``KeyboardInterrupt`` at once. While it waits, and where Python's own ``SIGINT`` handler is
+    in force, a handler that only records the signal replaces it, so that an interrupt handled
+    inside a finalizer (where an exception would be dropped) is not lost; a handler of the
+    caller's own is left in place. The call under way (a compilation, or one chunk of sweeps)
     finishes in the background and its result is dropped; a script that exits then waits for
     it. Called outside the main thread (where no ``KeyboardInterrupt`` arrives) it runs
     ``work`` directly. JAX's thread-local settings (its context managers, such as
@@ -87,6 +91,7 @@ def run_interruptibly(work):
         return work(stop)
     outcome = {}
     finished = threading.Event()
+    interrupted = threading.Event()
 
     def target():
         try:
@@ -96,16 +101,35 @@ def run_interruptibly(work):
         finally:
             finished.set()
 
-    # not a daemon: at exit Python waits for the call under way (killing a thread inside XLA
-    # aborts the process)
-    thread = threading.Thread(target=target, name="bayesmv-sampler")
-    thread.start()
-    try:  # an Event, not Thread.join: an interrupted join marks the thread as ended (CPython)
-        while not finished.wait(0.05):
+    def record_interrupt(signum, frame):
+        interrupted.set()
+        stop.set()
+
+    # Python's own handler raises KeyboardInterrupt wherever the main thread is when it runs,
+    # which may be a finalizer (a __del__ or weakref callback run by the garbage collector),
+    # where the exception is printed and dropped. While the thread works, the handler only
+    # records the signal, and the loop below raises. A handler of the caller's own (or SIGINT
+    # ignored) is left in place.
+    previous = signal.getsignal(signal.SIGINT)
+    own_handler = previous is signal.default_int_handler
+    if own_handler:
+        signal.signal(signal.SIGINT, record_interrupt)
+    try:
+        # not a daemon: at exit Python waits for the call under way (killing a thread inside
+        # XLA aborts the process)
+        thread = threading.Thread(target=target, name="bayesmv-sampler")
+        thread.start()
+        # an Event, not Thread.join: an interrupted join marks the thread as ended (CPython)
+        while not finished.wait(0.05) and not interrupted.is_set():
             pass
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # raised by the caller's handler
         stop.set()
         raise
+    finally:
+        if own_handler:
+            signal.signal(signal.SIGINT, previous)
+    if interrupted.is_set():
+        raise KeyboardInterrupt
     if "error" in outcome:
         raise outcome["error"]
     return outcome["result"]
