@@ -431,8 +431,9 @@ def chain_predictions(model, Zte, yte):
 
 
 def fit_m3lak(estimator, data):
-    """Fit one M3LAK row on the views with missing blocks; scores, times, convergence and each
-    chain's test predictions (:func:`chain_predictions`)."""
+    """Fit one M3LAK row on the views with missing blocks; scores, times, convergence, the draws
+    kept per chain and their thinning (a fit that extended its chains), and each chain's test
+    predictions (:func:`chain_predictions`)."""
     t0 = time.perf_counter()
     model = estimator.fit(data["Ztr"], data["ytr"])
     fit_s = time.perf_counter() - t0
@@ -442,6 +443,8 @@ def fit_m3lak(estimator, data):
         scores(proba, data["yte"]),
         fit_s=fit_s,
         predict_s=time.perf_counter() - t0,
+        kept_draws=int(model.inference_data_.posterior.sizes["draw"]),
+        thinning=model.thinning_,
         **convergence(model),
         **chain_predictions(model, data["Zte"], data["yte"]),
     )

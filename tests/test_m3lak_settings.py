@@ -79,6 +79,7 @@ def test_every_setting_has_one_constraint_and_the_defaults_meet_them():
         ("M3LAKSampler", "dp_split_merge", -1),
         ("M3LAKSampler", "fixed_blocks", ("tau",)),
         ("M3LAKSampler", "warmup_tempering", 0.0),
+        ("M3LAKSampler", "max_extensions", -1),
     ],
 )
 def test_estimator_and_config_refuse_a_bad_value_with_the_same_message(where, name, bad):

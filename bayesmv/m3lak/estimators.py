@@ -17,10 +17,18 @@ from ..base import (
     warn_sampler_trouble,
 )
 from ..datasets import check_positive, check_random_seed, coobserved_view_groups, observed_mask
-from ..diagnostics import check_convergence
+from ..diagnostics import check_convergence, to_inference_data
 from ..models.m3lak import view_inputs
 from ..models.m3lak_config import M3LAKConfig, M3LAKPriors
-from .posterior import Continuation, appended_draws, continued_problems, posterior_outputs, sample_problems
+from .posterior import (
+    Continuation,
+    appended_draws,
+    continued_problems,
+    extension_can_converge,
+    posterior_outputs,
+    sample_problems,
+    thinned_draws,
+)
 from .predictive import (
     class_probabilities,
     kernel_band,
@@ -34,6 +42,7 @@ from .settings import (
     SETTINGS_CLASSES,
     check_settings,
     moved_parameters,
+    resolved,
     run_options,
     standardized,
     view_standardization,
@@ -121,7 +130,8 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     num_warmup : int, default=1000
         Warm-up sweeps per chain (discarded; the HMC step sizes adapt).
     num_samples : int, default=2000
-        Draws kept per chain.
+        Draws per chain; with ``M3LAKSampler(max_extensions=k)``, up to ``k`` times as many more
+        where the training decision values have not converged.
     num_chains : int, default=4
         Chains per one-vs-rest problem (r̂ needs two or more).
     chain_method : {"processes", "sequential", "vectorized", "parallel"}, default="processes"
@@ -167,7 +177,10 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         Per one-vs-rest problem (one for binary labels), the draws the predictive needs,
         flattened over chains: ``"W_i"``, ``"V_i"``, ``"tau"``, ``"beta"``, ``"omega"``.
     raw_posterior_ : list of dict
-        Per one-vs-rest problem, every draw as the sampler made it, ``(chain, draw, ...)``.
+        Per one-vs-rest problem, every kept draw as the sampler made it, ``(chain, draw, ...)``.
+    thinning_ : int
+        One draw in ``thinning_`` kept: 1 unless the fit extended its chains past
+        ``2 num_samples`` draws (``M3LAKSampler.max_extensions``).
     inference_data_ : xarray.DataTree
         The ArviZ posterior with named dimensions: posterior (``W_i``, ``omega`` and ``r``
         rotated to one orientation of the latent space by :func:`align_latent_axes`), sample
@@ -183,8 +196,11 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     Notes
     -----
     Check :meth:`convergence_report` before trusting a fit, and continue the chains with
-    :meth:`sample_more`. Accuracy, convergence and fit times on the project's tasks are on the
-    benchmarks page of the documentation.
+    :meth:`sample_more`; with ``sampler=M3LAKSampler(max_extensions=k)`` a fit whose training
+    decision values have not converged after ``num_samples`` draws (r̂ > 1.01 or ESS < 400) runs
+    its chains ``num_samples`` draws longer, up to ``k`` times, thinning the kept draws by 2
+    (then 4, ...) past ``2 num_samples`` per chain. Accuracy, convergence and fit times on the
+    project's tasks are on the benchmarks page of the documentation.
 
     References
     ----------
@@ -377,9 +393,43 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         self.config_ = config
         self.raw_posterior_ = [run.samples for run in runs]
         self._sample_stats = [run.stats for run in runs]
+        self._draws_run, self.thinning_ = self.num_samples, 1
         self._continuation = Continuation(Zs, targets, config, run_kwargs, [run.state for run in runs], notes)
+        self._extend_until_converged(resolved(params, "sampler").max_extensions)
         self._set_posterior()
         return self
+
+    def _extend_until_converged(self, max_extensions):
+        """Run every chain ``num_samples`` draws longer while the training decision values have
+        not converged and the longest run allowed could converge them
+        (:func:`~bayesmv.m3lak.posterior.extension_can_converge`), at most ``max_extensions``
+        times; the kept draws thinned by 2 whenever they pass ``2 num_samples`` per chain. Judged
+        on the raw decision values (which no rotation of the latent axes changes), so that the
+        posterior is built once, after."""
+        for left in range(max_extensions, 0, -1):
+            decisions = np.stack([draws["decision"] for draws in self.raw_posterior_], axis=-1)
+            report = check_convergence(to_inference_data({"decision": decisions}))
+            if not report.failed or not extension_can_converge(
+                report, self._draws_run, left * self.num_samples, report.ess_min
+            ):
+                return
+            self._append(*continued_problems(self._continuation, self.num_samples))
+            if self.raw_posterior_[0]["decision"].shape[1] > 2 * self.num_samples:
+                self.raw_posterior_ = thinned_draws(self.raw_posterior_, 2)
+                self._sample_stats = thinned_draws(self._sample_stats, 2)
+                self.thinning_ *= 2
+
+    def _append(self, runs, continuation):
+        """Append the draws of ``runs`` (continued chains) at the kept draws' thinning."""
+        start = -self._draws_run % self.thinning_  # the first new draw a multiple of the thinning
+        self.raw_posterior_ = appended_draws(
+            self.raw_posterior_, [run.samples for run in runs], self.thinning_, start
+        )
+        self._sample_stats = appended_draws(
+            self._sample_stats, [run.stats for run in runs], self.thinning_, start
+        )
+        self._draws_run += runs[0].samples["decision"].shape[1]
+        self._continuation = continuation
 
     def sample_more(self, num_samples=None):
         """Continue every chain from where it stopped, as NumPyro's ``post_warmup_state`` does.
@@ -387,12 +437,14 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         No new warm-up, and with the fit's ``num_samples`` no new compilation. The draws are
         appended to ``raw_posterior_``, ``posterior_draws_`` and ``inference_data_`` (re-aligned);
         with the same ``random_state``, ``fit`` then ``sample_more(n)`` gives the draws of one fit
-        with ``n`` more.
+        with ``n`` more. Where ``fit`` thinned the kept draws (it extended its chains past
+        ``2 num_samples``: ``M3LAKSampler.max_extensions``), the new draws are kept at the same
+        spacing.
 
         Parameters
         ----------
         num_samples : int or None, default=None
-            Draws to add per chain; None: the fit's ``num_samples``.
+            Draws to run per chain; None: the fit's ``num_samples``.
 
         Returns
         -------
@@ -407,9 +459,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             )
         n = self.num_samples if num_samples is None else num_samples
         check_positive("num_samples", n, integer=True)
-        runs, self._continuation = continued_problems(self._continuation, n)
-        self.raw_posterior_ = appended_draws(self.raw_posterior_, [run.samples for run in runs])
-        self._sample_stats = appended_draws(self._sample_stats, [run.stats for run in runs])
+        self._append(*continued_problems(self._continuation, n))
         self._set_posterior()
         return self
 

@@ -22,12 +22,14 @@ __all__ = [
     "Continuation",
     "continued_problems",
     "dp_overflow_notes",
+    "extension_can_converge",
     "posterior_dims",
     "posterior_outputs",
     "ProblemRun",
     "sample_problems",
     "procrustes_rotations",
     "replicate_labels",
+    "thinned_draws",
 ]
 
 # Posterior fields the predictive needs (besides the per-view "W_i", "V_i"; "gamma" when drawn).
@@ -451,7 +453,7 @@ def sample_problems(Zs, targets, config, num_samples, run_kwargs, random_states=
     return runs, notes
 
 
-def appended_draws(earlier, later):
+def appended_draws(earlier, later, stride=1, start=0):
     """Per-problem draws with those of a later run appended along the draw axis.
 
     Parameters
@@ -460,11 +462,15 @@ def appended_draws(earlier, later):
         Per problem, the draws ``(chain, draw, ...)``.
     later : list of dict of str to ndarray
         The same problems and names, the later draws.
+    stride : int, default=1
+        Keep every ``stride``-th of the later draws (those kept at a thinning of ``stride``)...
+    start : int, default=0
+        ...from this one on.
 
     Returns
     -------
     draws : list of dict of str to ndarray
-        Per problem, ``earlier``'s arrays followed by ``later``'s along axis 1.
+        Per problem, ``earlier``'s arrays followed by ``later``'s kept ones along axis 1.
 
     Examples
     --------
@@ -472,11 +478,79 @@ def appended_draws(earlier, later):
     >>> from bayesmv.m3lak.posterior import appended_draws
     >>> appended_draws([{"beta": np.zeros((2, 3))}], [{"beta": np.ones((2, 1))}])[0]["beta"].shape
     (2, 4)
+    >>> appended_draws([{"beta": np.zeros((1, 2))}], [{"beta": np.arange(5.0)[None]}], stride=2, start=1)[0]["beta"]
+    array([[0., 0., 1., 3.]])
     """
     return [
-        {name: np.concatenate([old, new[name]], axis=1) for name, old in e.items()}
+        {name: np.concatenate([old, new[name][:, start::stride]], axis=1) for name, old in e.items()}
         for e, new in zip(earlier, later)
     ]
+
+
+def thinned_draws(draws, stride):
+    """Per-problem draws, every ``stride``-th along the draw axis from the first (copies, so
+    that the dropped draws' memory is released).
+
+    Parameters
+    ----------
+    draws : list of dict of str to ndarray
+        Per problem, the draws ``(chain, draw, ...)``.
+    stride : int
+        Keep every ``stride``-th draw.
+
+    Returns
+    -------
+    draws : list of dict of str to ndarray
+        Per problem, the kept draws.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmv.m3lak.posterior import thinned_draws
+    >>> thinned_draws([{"beta": np.arange(5.0)[None]}], 2)[0]["beta"]
+    array([[0., 2., 4.]])
+    """
+    return [{name: np.ascontiguousarray(a[:, ::stride]) for name, a in d.items()} for d in draws]
+
+
+def extension_can_converge(report, draws_run, draws_left, ess_min):
+    """Whether running every chain ``draws_left`` draws longer may make ``report`` pass.
+
+    Its r̂ must be finite (two or more chains); the chains must hold ``ess_min`` draws or more
+    together (shorter runs were asked to be short); and its smallest bulk or tail ESS, grown in
+    proportion to the chains' length from ``draws_run`` to ``draws_run + draws_left``, must
+    reach half of ``ess_min``: a chain that mixes slowly gains ESS in proportion to its length,
+    and the smallest ESS over many values is a noisy estimate, so that only chains that would
+    stay far short of the threshold are not run longer.
+
+    Parameters
+    ----------
+    report : ConvergenceReport
+        The report on the variables that decide (``check_convergence``).
+    draws_run : int
+        Draws per chain so far (after warm-up).
+    draws_left : int
+        Draws per chain that may still be added.
+    ess_min : float
+        The ESS the report needs.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from bayesmv.diagnostics import ConvergenceReport, VariableDiagnostics
+    >>> from bayesmv.m3lak.posterior import extension_can_converge
+    >>> diagnostics = [VariableDiagnostics("decision", 1.02, 70.0, 300.0, False)]
+    >>> report = ConvergenceReport(diagnostics, 1.01, 400, n_chains=4, n_draws=2000)
+    >>> extension_can_converge(report, 2000, 4000, 400), extension_can_converge(report, 2000, 2000, 400)
+    (True, False)
+    """
+    ess = min(min(v.ess_bulk, v.ess_tail) for v in report.variables)
+    finite = all(np.isfinite(v.r_hat) for v in report.variables) and np.isfinite(ess)
+    long_enough = report.n_chains * draws_run >= ess_min
+    return bool(finite and long_enough and ess * (draws_run + draws_left) / draws_run >= ess_min / 2)
 
 
 class Continuation(NamedTuple):

@@ -167,7 +167,8 @@ def check_settings(params):
         if not isinstance(resolved(params, part), cls):
             raise ValueError(f"M3LAKClassifier.{part} must be None or a {cls.__name__}; got {params[part]!r}")
     sampler = resolved(params, "sampler")
-    check_values("M3LAKSampler", {"shard_data": sampler.shard_data, "mesh": sampler.mesh})
+    execution = ("shard_data", "mesh", "max_extensions")  # what model_config leaves out
+    check_values("M3LAKSampler", {name: getattr(sampler, name) for name in execution})
     if sharding_kwargs(sampler.mesh, sampler.shard_data) and params["chain_method"] == "parallel":
         raise ValueError(
             "shard_data/mesh (samples split over the devices) cannot be combined with "

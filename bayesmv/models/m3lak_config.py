@@ -130,6 +130,7 @@ CONSTRAINTS = {
         "True, False or a positive number of devices",
     ),
     "mesh": (lambda x: x is None or _is_mesh(x), "None or a jax.sharding.Mesh"),
+    "max_extensions": _NON_NEGATIVE_INTEGER,
     # the estimator's run
     "num_warmup": _NON_NEGATIVE_INTEGER,
     "num_samples": _POSITIVE_INTEGER,
@@ -457,6 +458,15 @@ class M3LAKSampler(_Settings):
         the unsharded run's up to rounding. Not with ``chain_method="parallel"``.
     mesh : jax.sharding.Mesh or None, default=None
         Split the sample axis over this mesh's devices instead.
+    max_extensions : int, default=0
+        Where the training decision values have not converged after ``num_samples`` draws
+        (r̂ > 1.01 or a bulk or tail ESS < 400, as ``convergence_report``), every chain runs
+        ``num_samples`` draws longer (no new compilation), up to this many times; not where
+        even the longest run allowed would not bring the ESS to 200 at the rate so far, nor
+        with one chain or fewer than 400 draws over the chains. Past ``2 num_samples`` draws
+        the kept draws are thinned by 2 (then 4, ...): a fit holds at most ``2 num_samples``
+        draws per chain, twice the memory of an unextended one. 0: the chains stop at
+        ``num_samples``.
 
     See Also
     --------
@@ -492,6 +502,7 @@ class M3LAKSampler(_Settings):
     fixed_blocks: tuple = ()
     shard_data: bool | int = False
     mesh: object = None
+    max_extensions: int = 0
 
     @classmethod
     def paper(cls, **changes):
@@ -520,16 +531,17 @@ class M3LAKSampler(_Settings):
         ).replace(**changes)
 
     def without_execution(self):
-        """These settings with ``shard_data`` and ``mesh`` at their defaults.
+        """These settings with ``shard_data``, ``mesh`` and ``max_extensions`` at their defaults.
 
-        Where the data live changes no draw, so the model's config does not hold it.
+        Where the data live changes no draw, and how far the chains are extended changes none of
+        the sweeps, so the model's config does not hold them.
 
         Returns
         -------
         M3LAKSampler
-            The same sampler settings, unsharded.
+            The same sweep's settings, unsharded and with the default extensions.
         """
-        return self.replace(shard_data=False, mesh=None)
+        return self.replace(shard_data=False, mesh=None, max_extensions=M3LAKSampler.max_extensions)
 
 
 _PRIOR_FIELDS = frozenset(f.name for f in dataclasses.fields(M3LAKPriors))
@@ -564,7 +576,8 @@ class M3LAKConfig(_Settings):
     priors : M3LAKPriors, default=M3LAKPriors()
         The hyper-priors.
     sampler : M3LAKSampler, default=M3LAKSampler()
-        The sampler's settings (without ``shard_data`` and ``mesh``, which change no draw).
+        The sampler's settings (without ``shard_data``, ``mesh`` and ``max_extensions``, which
+        change no sweep).
 
     Examples
     --------
