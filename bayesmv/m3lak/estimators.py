@@ -705,6 +705,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
                     )
             report.info.append(
                 "to extend every chain from where it stopped (no new warm-up, no recompilation): "
-                "clf.sample_more(num_samples), then check again"
+                "clf.sample_more(num_samples), then check again; or fit with "
+                "sampler=M3LAKSampler(max_extensions=4) to extend until the decision values converge"
             )
         return report
