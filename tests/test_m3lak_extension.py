@@ -30,7 +30,7 @@ def test_extension_runs_only_where_the_ess_can_reach_half_its_threshold(
     r_hat, ess_bulk, ess_tail, chains, run, left, expected
 ):
     report = _report(r_hat, ess_bulk, ess_tail, chains, run)
-    assert extension_can_converge(report, run, left, 400) is expected
+    assert extension_can_converge(report, run, left) is expected
 
 
 def test_extensions_are_off_by_default_and_not_part_of_the_model():

@@ -410,7 +410,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
             decisions = np.stack([draws["decision"] for draws in self.raw_posterior_], axis=-1)
             report = check_convergence(to_inference_data({"decision": decisions}))
             if not report.failed or not extension_can_converge(
-                report, self._draws_run, left * self.num_samples, report.ess_min
+                report, self._draws_run, left * self.num_samples
             ):
                 return
             self._append(*continued_problems(self._continuation, self.num_samples))

@@ -513,26 +513,24 @@ def thinned_draws(draws, stride):
     return [{name: np.ascontiguousarray(a[:, ::stride]) for name, a in d.items()} for d in draws]
 
 
-def extension_can_converge(report, draws_run, draws_left, ess_min):
+def extension_can_converge(report, draws_run, draws_left):
     """Whether running every chain ``draws_left`` draws longer may make ``report`` pass.
 
-    Its r̂ must be finite (two or more chains); the chains must hold ``ess_min`` draws or more
-    together (shorter runs were asked to be short); and its smallest bulk or tail ESS, grown in
-    proportion to the chains' length from ``draws_run`` to ``draws_run + draws_left``, must
-    reach half of ``ess_min``: a chain that mixes slowly gains ESS in proportion to its length,
+    Its r̂ must be finite (two or more chains); the chains must hold the report's ``ess_min``
+    draws or more together (shorter runs were asked to be short); and its smallest bulk or tail
+    ESS, grown in proportion to the chains' length from ``draws_run`` to ``draws_run +
+    draws_left``, must reach half of ``ess_min``: a chain that mixes slowly gains ESS in proportion to its length,
     and the smallest ESS over many values is a noisy estimate, so that only chains that would
     stay far short of the threshold are not run longer.
 
     Parameters
     ----------
     report : ConvergenceReport
-        The report on the variables that decide (``check_convergence``).
+        The report on the variables that decide (``check_convergence``), with its thresholds.
     draws_run : int
         Draws per chain so far (after warm-up).
     draws_left : int
         Draws per chain that may still be added.
-    ess_min : float
-        The ESS the report needs.
 
     Returns
     -------
@@ -544,13 +542,13 @@ def extension_can_converge(report, draws_run, draws_left, ess_min):
     >>> from bayesmv.m3lak.posterior import extension_can_converge
     >>> diagnostics = [VariableDiagnostics("decision", 1.02, 70.0, 300.0, False)]
     >>> report = ConvergenceReport(diagnostics, 1.01, 400, n_chains=4, n_draws=2000)
-    >>> extension_can_converge(report, 2000, 4000, 400), extension_can_converge(report, 2000, 2000, 400)
+    >>> extension_can_converge(report, 2000, 4000), extension_can_converge(report, 2000, 2000)
     (True, False)
     """
     ess = min(min(v.ess_bulk, v.ess_tail) for v in report.variables)
     finite = all(np.isfinite(v.r_hat) for v in report.variables) and np.isfinite(ess)
-    long_enough = report.n_chains * draws_run >= ess_min
-    return bool(finite and long_enough and ess * (draws_run + draws_left) / draws_run >= ess_min / 2)
+    long_enough = report.n_chains * draws_run >= report.ess_min
+    return bool(finite and long_enough and ess * (draws_run + draws_left) / draws_run >= report.ess_min / 2)
 
 
 class Continuation(NamedTuple):
