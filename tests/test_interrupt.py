@@ -12,8 +12,11 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 _SCRIPT = """
-import json, os, signal, threading, time, warnings
+import faulthandler, json, os, signal, sys, threading, time, warnings
 import numpy as np
+# a hung case ends the script with every thread's stack on stderr (the test's message), before
+# the test's own time limit would end the pytest worker without one
+faulthandler.dump_traceback_later(780, exit=True)
 from bayesmv import M3LAKClassifier, M3LAKPriors, M3LAKSampler
 from bayesmv.inference.m3lak_sampler.progress import ChainProgress
 
@@ -74,6 +77,7 @@ for method, when, length in [("sequential", "compile", 10**5), ("sequential", "s
         outcome = "interrupted"
     end = time.time()
     time.sleep(3)
+    print("case", method, when, outcome, round(end - start, 1), "s", file=sys.stderr, flush=True)
     results.append({"method": method, "when": when, "outcome": outcome,
                     "seconds": end - sent[0][0] if sent else None, "fit_seconds": end - start,
                     "workers_before": len(sent[0][1]) if sent else None, "workers_after": len(workers()),
