@@ -519,9 +519,9 @@ def extension_can_converge(report, draws_run, draws_left):
     Its r̂ must be finite (two or more chains); the chains must hold the report's ``ess_min``
     draws or more together (shorter runs were asked to be short); and its smallest bulk or tail
     ESS, grown in proportion to the chains' length from ``draws_run`` to ``draws_run +
-    draws_left``, must reach half of ``ess_min``: a chain that mixes slowly gains ESS in proportion to its length,
-    and the smallest ESS over many values is a noisy estimate, so that only chains that would
-    stay far short of the threshold are not run longer.
+    draws_left``, must reach half of ``ess_min``: a chain that mixes slowly gains ESS in
+    proportion to its length, and the smallest ESS over many values is a noisy estimate, so
+    that only chains that would stay far short of the threshold are not run longer.
 
     Parameters
     ----------

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from ..datasets import SEED_DEPRECATED, MultiViewStandardScaler
-from ..models.m3lak_config import M3LAKConfig, M3LAKPriors, M3LAKSampler, check_values
+from ..models.m3lak_config import EXECUTION_FIELDS, M3LAKConfig, M3LAKPriors, M3LAKSampler, check_values
 
 __all__ = [
     "LEGACY_PARAMETERS",
@@ -167,8 +167,7 @@ def check_settings(params):
         if not isinstance(resolved(params, part), cls):
             raise ValueError(f"M3LAKClassifier.{part} must be None or a {cls.__name__}; got {params[part]!r}")
     sampler = resolved(params, "sampler")
-    execution = ("shard_data", "mesh", "max_extensions")  # what model_config leaves out
-    check_values("M3LAKSampler", {name: getattr(sampler, name) for name in execution})
+    check_values("M3LAKSampler", {name: getattr(sampler, name) for name in EXECUTION_FIELDS})
     if sharding_kwargs(sampler.mesh, sampler.shard_data) and params["chain_method"] == "parallel":
         raise ValueError(
             "shard_data/mesh (samples split over the devices) cannot be combined with "

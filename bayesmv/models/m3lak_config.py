@@ -17,6 +17,7 @@ import numpy as np
 
 __all__ = [
     "CONSTRAINTS",
+    "EXECUTION_FIELDS",
     "FIXABLE_BLOCKS",
     "NIW_NU0_PER_LATENT",
     "M3LAKConfig",
@@ -31,6 +32,10 @@ NIW_NU0_PER_LATENT = 2
 #: Sampler blocks that ``M3LAKSampler.fixed_blocks`` can hold fixed: H; Ω (hinge) or the joint
 #: (β, Ω) move (logistic); the DP table; λ and β (hinge); the latent variable model U, [W V], r, τ.
 FIXABLE_BLOCKS = ("H", "omega", "dp", "lambda_beta", "lvm")
+#: Fields of ``M3LAKSampler`` that change none of the sweeps (where the data live, how far the
+#: chains are extended): the model's config holds them at their defaults
+#: (:meth:`M3LAKSampler.without_execution`).
+EXECUTION_FIELDS = ("shard_data", "mesh", "max_extensions")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -541,7 +546,7 @@ class M3LAKSampler(_Settings):
         M3LAKSampler
             The same sweep's settings, unsharded and with the default extensions.
         """
-        return self.replace(shard_data=False, mesh=None, max_extensions=M3LAKSampler.max_extensions)
+        return self.replace(**{name: getattr(M3LAKSampler, name) for name in EXECUTION_FIELDS})
 
 
 _PRIOR_FIELDS = frozenset(f.name for f in dataclasses.fields(M3LAKPriors))
