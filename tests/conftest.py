@@ -28,6 +28,7 @@ _COMPILE_EVENTS = (
     "/jax/core/compile/jaxpr_to_mlir_module_duration",
     "/jax/core/compile/backend_compile_duration",
 )
+_CACHE_KEY = pytest.StashKey[collections.Counter]()  # persistent-cache hits, writes, seconds saved
 _current_test = ["(collection)"]  # the node id that compile events are charged to
 _SESSION_CACHE = "BAYESMV_TEST_SESSION_JAX_CACHE"  # the cache directory this test session made
 
@@ -35,8 +36,9 @@ _SESSION_CACHE = "BAYESMV_TEST_SESSION_JAX_CACHE"  # the cache directory this te
 def pytest_configure(config):
     config.stash[_CASES_KEY] = collections.Counter()
     config.stash[_COMPILE_KEY] = collections.Counter()
+    config.stash[_CACHE_KEY] = collections.Counter()
     _enable_compilation_cache(config)
-    _record_compile_time(config.stash[_COMPILE_KEY])
+    _record_compile_time(config.stash[_COMPILE_KEY], config.stash[_CACHE_KEY])
 
 
 def pytest_unconfigure(config):
@@ -76,15 +78,25 @@ def _enable_compilation_cache(config):
     jax.config.update("jax_compilation_cache_dir", path)
 
 
-def _record_compile_time(seconds):
-    """Charge JAX's trace, lowering and XLA-compile durations to the running test."""
+def _record_compile_time(seconds, cache):
+    """Charge JAX's trace, lowering and XLA-compile durations to the running test; count the
+    persistent cache's hits, its writes and the compile seconds its hits saved."""
     import jax
 
-    def listener(event, duration, **kwargs):
+    def duration(event, secs, **kwargs):
         if event in _COMPILE_EVENTS:
-            seconds[_current_test[0]] += duration
+            seconds[_current_test[0]] += secs
+        elif event == "/jax/compilation_cache/compile_time_saved_sec":
+            cache["seconds saved"] += secs
 
-    jax.monitoring.register_event_duration_secs_listener(listener)
+    def count(event, **kwargs):
+        if event == "/jax/compilation_cache/cache_hits":
+            cache["hits"] += 1
+        elif event == "/jax/compilation_cache/cache_misses":
+            cache["writes"] += 1
+
+    jax.monitoring.register_event_duration_secs_listener(duration)
+    jax.monitoring.register_event_listener(count)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -103,6 +115,7 @@ def pytest_sessionfinish(session):
     if workeroutput is not None:
         workeroutput["hypothesis_cases"] = dict(session.config.stash[_CASES_KEY])
         workeroutput["compile_seconds"] = dict(session.config.stash[_COMPILE_KEY])
+        workeroutput["compilation_cache"] = dict(session.config.stash[_CACHE_KEY])
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -111,6 +124,7 @@ def pytest_testnodedown(node, error):
     output = getattr(node, "workeroutput", {})
     node.config.stash[_CASES_KEY].update(output.get("hypothesis_cases", {}))
     node.config.stash[_COMPILE_KEY].update(output.get("compile_seconds", {}))
+    node.config.stash[_CACHE_KEY].update(output.get("compilation_cache", {}))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -120,6 +134,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.write_sep("-", f"JAX compile time: {total:.0f} s over all workers")
         for name, sec in compile_seconds.most_common(15):
             terminalreporter.write_line(f"  {sec:7.1f} s  {name}")
+        cache = config.stash[_CACHE_KEY]
+        terminalreporter.write_line(
+            f"persistent compilation cache (test processes): {cache['hits']} hits, which saved"
+            f" {cache['seconds saved']:.0f} s of compiles; {cache['writes']} programs written"
+        )
     counts = config.stash.get(_CASES_KEY, None)
     if counts:
         total = sum(counts.values())
