@@ -57,18 +57,21 @@ def test_unconverged_chains_run_longer_and_keep_evenly_thinned_draws():
     < 400 at ``max_extensions=0``: the case needs the extension) converge with extensions of 100
     draws; the kept draws are the longer chains' draws at one even spacing (the same numbers as
     the unextended fit continued by ``sample_more``, thinned), at most 2 x 100 per chain; and
-    ``sample_more`` afterwards keeps that spacing."""
+    ``sample_more`` afterwards keeps that spacing. Up to 6 extensions: the rounding, which the
+    chains amplify, differs between CPU models, and so does the number needed (within 4 on the
+    first machines; 3 on an AMD family 26, where with 4 allowed the fit stopped after 2 with a tail
+    ESS of 117, too low to try the last two; there random states 5, 6, 7 and 9 need 1 to 4)."""
     Xs, y = _data()
     kw = dict(n_latent=2, n_frequencies=3, num_warmup=100, num_samples=100, num_chains=4)
     kw.update(chain_method="sequential", progress_bar=False, random_state=0)
     short = M3LAKClassifier(sampler=M3LAKSampler(max_extensions=0), **kw).fit(Xs, y)
-    extended = M3LAKClassifier(sampler=M3LAKSampler(max_extensions=4), **kw).fit(Xs, y)
+    extended = M3LAKClassifier(sampler=M3LAKSampler(max_extensions=6), **kw).fit(Xs, y)
     assert check_convergence(short.inference_data_, var_names=["decision"]).failed == ["decision"]
     assert not check_convergence(extended.inference_data_, var_names=["decision"]).failed
 
     run, stride = extended._draws_run, extended.thinning_
     kept = extended.raw_posterior_[0]["decision"]
-    assert 100 < run <= 500 and kept.shape[1] == run // stride <= 200
+    assert 100 < run <= 700 and kept.shape[1] == run // stride <= 200
     extended.sample_more(100)
     while short._draws_run < run + 100:
         short.sample_more(100)

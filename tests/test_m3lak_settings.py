@@ -1,18 +1,23 @@
 """M3LAK's settings objects: one source of defaults, one table of constraints, scikit-learn's
 nested parameters, the previous release's names, and the draws unchanged by the move.
 
-``tests/data/m3lak_reference_draws.npz`` holds the draws of two tiny fits made by the release
+``tests/data/m3lak_reference_draws*.npz`` hold the draws of two tiny fits made by the release
 before the settings objects (the defaults, and the paper's setting spelled out parameter by
-parameter as that release documented it): the same seeds must give the same draws.
+parameter as that release documented it; ``tests/data/make_m3lak_reference_draws.py``): the same
+seeds must give the same draws. XLA compiles for the host CPU, whose vector width and instruction
+set change the rounding, which a chain then amplifies: a file made on one CPU model holds for that
+model. ``m3lak_reference_draws.npz`` was made on the CPU of the machines this project first ran
+on; ``m3lak_reference_draws_<cpu>.npz``, by the same release, on the CPU that ``<cpu>`` names
+(``m3lak_reference.cpu_name``), is used where it matches.
 """
 
 import dataclasses
 import inspect
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
+from m3lak_reference import RUN, reference_file, reference_task
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
@@ -28,15 +33,6 @@ from bayesmv.m3lak.settings import (
 )
 from bayesmv.models import M3LAKConfig, M3LAKPriors, M3LAKSampler
 from bayesmv.models.m3lak_config import CONSTRAINTS
-
-REFERENCE = Path(__file__).parent / "data" / "m3lak_reference_draws.npz"
-#: the tiny run of the reference file: 40 training points of two 5-feature views, 2 chains
-RUN = dict(num_warmup=15, num_samples=10, num_chains=2, chain_method="sequential", random_state=5)
-
-
-def _reference_task():
-    Xs, y = make_latent_views(n_samples=50, n_features=5, random_state=3)
-    return [X[:40] for X in Xs], y[:40], [X[40:] for X in Xs]
 
 
 def test_signature_is_short_and_keyword_only():
@@ -179,14 +175,14 @@ def test_paper_preset():
 @pytest.mark.parametrize("name", ["default", "paper"], ids=["previous-default", "paper"])
 def test_draws_equal_the_previous_releases(name):
     """Same seed, same draws as before the settings objects (to rounding: the reference was made
-    on another run of this machine type; the values agree to ~1e-12 when nothing changed). The
+    on another run of this CPU model; the values agree to ~1e-12 when nothing changed). The
     reference's "default" is the defaults of then: the joint model with the classifier on the
     shared latent alone and the paper's prior on τ."""
-    Xtr, ytr, Xte = _reference_task()
+    Xtr, ytr, Xte = reference_task()
     previous = M3LAKPriors(a_tau=0.01, b_tau=1e-5, view_features=None, label_feedback=True)
     clf = M3LAKClassifier(**RUN, priors=previous) if name == "default" else M3LAKClassifier.paper(**RUN)
     clf.fit(Xtr, ytr)
-    ref = np.load(REFERENCE)
+    ref = np.load(reference_file())
     np.testing.assert_allclose(
         np.asarray(clf.raw_posterior_[0]["decision"]), ref[f"{name}_decision"], rtol=1e-6, atol=1e-8
     )
