@@ -286,6 +286,7 @@ def test_feature_noise_finds_the_noisy_features_and_names_them():
     rng = np.random.default_rng(4)
     Xtr[0][:, :3] += 3.0 * rng.standard_normal((len(ytr), 3))
     params = {**FAST, "noise": "feature", "sampler": M3LAKSampler(precision_update="conditional")}
+    params["spectral_prior"] = "gaussian"  # the test is about τ; compiles 2x faster than the DP
     est = M3LAKClassifier(**params).fit(Xtr, ytr)
     tau = est.inference_data_.posterior["tau"]
     assert tau.dims == ("chain", "draw", "view_feature")
@@ -379,7 +380,9 @@ def test_multiclass_one_vs_rest():
     Xs, y = make_latent_views(n_samples=60, n_views=2, n_latent=2, n_features=6, noise=0.3, random_state=4)
     H = np.arctan2(Xs[0][:, 0], Xs[0][:, 1])
     y3 = np.digitize(H, [-np.pi / 3, np.pi / 3])  # three angular sectors: labels 0, 1, 2
-    est = M3LAKClassifier(**{**FAST, "num_warmup": 40, "num_samples": 40}).fit(Xs, y3 * 10)
+    # the Gaussian spectrum: the test is about one-vs-rest; it compiles 2x faster than the DP's
+    est = M3LAKClassifier(**{**FAST, "num_warmup": 40, "num_samples": 40, "spectral_prior": "gaussian"})
+    est.fit(Xs, y3 * 10)
     np.testing.assert_array_equal(est.classes_, [0, 10, 20])
     proba = est.predict_proba(Xs)
     assert proba.shape == (60, 3)

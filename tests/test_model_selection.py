@@ -59,7 +59,9 @@ ESTIMATORS = {
     "MVLClassifier": (lambda: MVLClassifier(max_iter=5), "label", "gamma_A", [1e-3, 1e-1]),
     "MVLRegressor": (lambda: MVLRegressor(), "target", "gamma_A", [1e-3, 1e-1]),
     "M3LAKClassifier": (
-        lambda: M3LAKClassifier(n_latent=2, n_frequencies=4, num_warmup=6, num_samples=6, num_chains=1),
+        lambda: M3LAKClassifier(  # the Gaussian spectrum compiles 2x faster than the DP's
+            n_latent=2, n_frequencies=4, spectral_prior="gaussian", num_warmup=6, num_samples=6, num_chains=1
+        ),
         "label",
         "random_state",
         [0, 1],

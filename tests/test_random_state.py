@@ -84,7 +84,13 @@ ESTIMATORS = {
     "OVKRidge": (lambda **kw: OVKRidge(DIAGONAL, lam=[1e-3, 1e-1, 1.0], cv=3, **kw), TARGETS, "cv_results_"),
     "M3LAKClassifier": (
         lambda **kw: M3LAKClassifier(
-            n_latent=2, n_frequencies=4, num_warmup=5, num_samples=5, num_chains=1, **kw
+            n_latent=2,
+            n_frequencies=4,
+            spectral_prior="gaussian",
+            num_warmup=5,
+            num_samples=5,
+            num_chains=1,
+            **kw,
         ),
         LABELS,
         "predict_proba",
