@@ -255,14 +255,11 @@ print(json.dumps({"parallel": parallel, "sharded": sharded, "processes": process
 @pytest.fixture(scope="module")
 def forced_4_devices():
     """One subprocess on 4 forced CPU devices (DP spectral prior, tiny shapes): 4 parallel vs 4
-    sequential chains, then a plain vs a data-sharded fit (N = 10 padded to 12). Its tests are
-    one ``xdist_group`` (``--dist loadgroup``): one pytest-xdist worker runs them all, and the
-    subprocess once."""
+    sequential chains, then a plain vs a data-sharded fit (N = 10 padded to 12)."""
     return _run_script(_FORCED_4)
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("forced_4_devices")
 def test_parallel_chains_equal_sequential_on_4_devices(forced_4_devices):
     res = forced_4_devices["parallel"]
     assert res["devices"] == 4 and res["chains"] == 4
@@ -274,7 +271,6 @@ def test_parallel_chains_equal_sequential_on_4_devices(forced_4_devices):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("forced_4_devices")
 def test_default_chain_method_runs_on_4_devices(forced_4_devices):
     """The default ``chain_method="processes"`` at the default 4 chains in a process with 4
     forced CPU devices: its worker processes each get one device (``XLA_FLAGS`` is inherited),
@@ -327,7 +323,6 @@ def test_parallel_chains_match_sequential_in_distribution_at_default_length():
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("forced_4_devices")
 def test_sharded_sweep_equals_unsharded_on_4_devices(forced_4_devices):
     """H, U, λ and X sharded along N (10 rows padded to 12, 3 per device); the draws equal the
     unsharded run's."""
