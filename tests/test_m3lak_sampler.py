@@ -34,6 +34,8 @@ With ``view_features`` the sampler gets the data as ``run_m3lak`` does (``with_v
 with 3 samples and 8 inputs, the joint (β, Ω, γ) move runs in the inputs' row space.
 """
 
+import contextlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -287,12 +289,13 @@ def _marginal_conditional(cfg):
     return g[acc], (lat, Xs)
 
 
-def _successive_conditional(cfg, start):
-    """The successive-conditional simulator ``simulate(tau_divisor)`` from ``start``: one compiled
-    program in which the τ conditional's draw is divided by ``tau_divisor``, so that the pass
-    test (divisor 1: the sampler exactly as it is) and its wrong-τ twin (1.3: τ / 1.3, the
-    conditional with rate × 1.3, or a biased collapsed move) share one compile of the sweep.
-    The division is patched in while the program is traced, and only then."""
+@contextlib.contextmanager
+def _tau_divided(cfg, tau_divisor):
+    """Within the block, the sweep's draw of τ (its conditional, or the collapsed move's τ) is
+    divided by ``tau_divisor``: 1 is the sampler exactly as it is, 1.3 the wrong-τ twin's
+    sampler (the conditional with rate × 1.3, or a biased collapsed move). Patched in while a
+    program is traced, with ``tau_divisor`` an argument of it, so that the pass test and its twin
+    share one compile of the sweep."""
     collapsed = cfg.precision_update == "collapsed"
     with_r = collapsed and cfg.noise == "view"  # the collapsed move draws (r, τ) together
     if collapsed:
@@ -301,14 +304,25 @@ def _successive_conditional(cfg, start):
         name = "sample_tau_conditional"
     right = getattr(cond, name)
 
+    def divided(*args):
+        if with_r:
+            r, tau = right(*args)
+            return r, tau / tau_divisor
+        return right(*args) / tau_divisor
+
+    setattr(cond, name, divided)
+    try:
+        yield
+    finally:
+        setattr(cond, name, right)
+
+
+def _successive_conditional(cfg, start):
+    """The successive-conditional simulator ``simulate(tau_divisor)`` from ``start``: one compiled
+    program whose draw of τ is divided by ``tau_divisor`` (:func:`_tau_divided`)."""
+
     @jax.jit
     def run(key, lat, Xs, tau_divisor):
-        def divided(*args):
-            if with_r:
-                r, tau = right(*args)
-                return r, tau / tau_divisor
-            return right(*args) / tau_divisor
-
         def step(carry, k):
             lat, Xs = carry
             k1, k2 = jax.random.split(k)
@@ -316,11 +330,8 @@ def _successive_conditional(cfg, start):
             Xs = _draw_X_given_y(k2, lat, cfg)
             return (lat, Xs), (_test_functions(lat, Xs, cfg), info[0], info[1], info[3])
 
-        setattr(cond, name, divided)
-        try:
+        with _tau_divided(cfg, tau_divisor):
             (lat, _), out = jax.lax.scan(step, (lat, Xs), jax.random.split(key, N_SC))
-        finally:
-            setattr(cond, name, right)
         return out, lat.dp.overflow
 
     def simulate(tau_divisor, seed=7):
@@ -516,9 +527,8 @@ def _cut_geweke(cfg):
     alone, then the latent variable model: with y summed out they leave ``p(θ_lvm, H, X)``
     invariant and the classifier independent of them), y | θ, X, the classifier half (``(β, Ω)``
     and the DP given ``E[H | X]`` and y), then X | θ and y | θ, X. Power twin: τ's conditional
-    draw divided by ``tau_divisor`` = 1.3 (as for the other configurations); the pass test and
-    its twin share the marginal-conditional draws and one compile of the chain (the divisor is
-    an argument of the program, patched in while it is traced)."""
+    draw divided by ``tau_divisor`` = 1.3 (:func:`_tau_divided`, as for the other configurations);
+    the pass test and its twin share the marginal-conditional draws and one compile of the chain."""
     one = jax.vmap(lambda k: _cut_test_functions(*_cut_draw(k, cfg), cfg))
     keys = jax.random.split(jax.random.PRNGKey(2024), N_MC).reshape(20, -1, 2)
     g_mc = np.asarray(jax.jit(lambda ks: jax.lax.map(one, ks))(keys)).reshape(N_MC, -1)
@@ -539,15 +549,11 @@ def _cut_geweke(cfg):
         return (lat, Xs, y), (_cut_test_functions(lat, Xs, y, cfg), info[1], jnp.maximum(info[3], info_h[3]))
 
     start = _cut_draw(jax.random.PRNGKey(10_000), cfg)
-    right = cond.sample_tau_conditional
 
     @jax.jit
     def run(key, tau_divisor):
-        cond.sample_tau_conditional = lambda *args: right(*args) / tau_divisor
-        try:
+        with _tau_divided(cfg, tau_divisor):
             return jax.lax.scan(step, start, jax.random.split(key, N_SC))[1]
-        finally:
-            cond.sample_tau_conditional = right
 
     def simulate(tau_divisor):
         g_sc, acc_o, flag = run(jax.random.PRNGKey(7), tau_divisor)
