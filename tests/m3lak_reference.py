@@ -1,15 +1,41 @@
-"""The tiny M3LAK task and run whose draws ``tests/data/m3lak_reference_draws*.npz`` hold, and
-which of those files holds this CPU's (shared by ``test_m3lak_settings`` and
-``tests/data/make_m3lak_reference_draws.py``, which runs it with an earlier release)."""
+"""The tiny M3LAK task and run that ``test_m3lak_settings`` fits with this release and with the
+release before the settings objects, which must give the same draws.
 
-import hashlib
-from pathlib import Path
+Run as a script with that release first on ``PYTHONPATH`` (the test does, in a subprocess), it
+fits that release and writes its draws to the ``.npz`` file its one argument names::
+
+    git archive 33f0027^ bayesmv | tar -x -C /tmp/previous-release
+    PYTHONPATH=/tmp/previous-release python tests/m3lak_reference.py /tmp/draws.npz
+
+Two tiny fits: that release's defaults, and the paper's setting spelled out parameter by
+parameter as that release documented it.
+"""
+
+import sys
+import warnings
+
+import numpy as np
 
 from bayesmv.datasets import make_latent_views
 
-DATA = Path(__file__).parent / "data"
-#: the tiny run of the reference files: 40 training points of two 5-feature views, 2 chains
+#: the commit of the release before the settings objects
+PREVIOUS_RELEASE = "33f0027^"
+#: the tiny run: 40 training points of two 5-feature views, 2 chains
 RUN = dict(num_warmup=15, num_samples=10, num_chains=2, chain_method="sequential", random_state=5)
+#: the paper's setting in the previous release's parameters
+PREVIOUS_PAPER = dict(
+    likelihood="hinge",
+    n_latent=20,
+    n_frequencies=100,
+    precision_update="conditional",
+    h_lvm_passes=1,
+    kernel_passes=1,
+    warmup_tempering=None,
+    spectral_scale_moves=False,
+    hmc_steps_h=10,
+    niw_nu0=20.0,
+    target_accept=0.8,
+)
 
 
 def reference_task():
@@ -18,28 +44,30 @@ def reference_task():
     return [X[:40] for X in Xs], y[:40], [X[40:] for X in Xs]
 
 
-def cpu_name():
-    """``vendor-family-model-<hash of the SIMD flags>`` from ``/proc/cpuinfo`` (what XLA's code
-    generation reads: the CPU model and its instruction sets), or None where there is none."""
-    try:
-        first = Path("/proc/cpuinfo").read_text().split("\n\n")[0]
-    except OSError:
-        return None
-    lines = [line.split(":", 1) for line in first.splitlines() if ":" in line]
-    info = {key.strip(): value.strip() for key, value in lines}
-    simd = sorted(
-        f for f in info.get("flags", "").split() if f.startswith(("avx", "fma", "sse", "f16c", "amx"))
-    )
-    digest = hashlib.sha256(" ".join(simd).encode()).hexdigest()[:8]
-    return f"{info.get('vendor_id')}-{info.get('cpu family')}-{info.get('model')}-{digest}"
+def draws_of(clf, name, Xte):
+    """``{name}_decision``, ``{name}_tau`` (chain 0's draws) and ``{name}_proba`` of a fit."""
+    return {
+        f"{name}_decision": np.asarray(clf.raw_posterior_[0]["decision"]),
+        f"{name}_tau": np.asarray(clf.raw_posterior_[0]["tau"]),
+        f"{name}_proba": clf.predict_proba(Xte),
+    }
 
 
-def own_reference_file():
-    """Where this CPU's reference draws are (or are to be written)."""
-    return DATA / f"m3lak_reference_draws_{cpu_name()}.npz"
+def main(path):
+    """Fit the ``bayesmv`` that imports first with the previous release's defaults and its
+    spelling of the paper's setting; write the draws and where that ``bayesmv`` is
+    (``source``) to ``path``."""
+    import bayesmv
+    from bayesmv.m3lak import M3LAKClassifier
+
+    Xtr, ytr, Xte = reference_task()
+    draws = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 2 chains of 10 draws do not converge
+        for name, settings in (("default", {}), ("paper", PREVIOUS_PAPER)):
+            draws |= draws_of(M3LAKClassifier(**RUN, **settings).fit(Xtr, ytr), name, Xte)
+    np.savez(path, source=bayesmv.__file__, **draws)
 
 
-def reference_file():
-    """This CPU's reference draws where they were made, else those of the first machines."""
-    own = own_reference_file()
-    return own if own.exists() else DATA / "m3lak_reference_draws.npz"
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,23 +1,24 @@
 """M3LAK's settings objects: one source of defaults, one table of constraints, scikit-learn's
 nested parameters, the previous release's names, and the draws unchanged by the move.
 
-``tests/data/m3lak_reference_draws*.npz`` hold the draws of two tiny fits made by the release
-before the settings objects (the defaults, and the paper's setting spelled out parameter by
-parameter as that release documented it; ``tests/data/make_m3lak_reference_draws.py``): the same
-seeds must give the same draws. XLA compiles for the host CPU, whose vector width and instruction
-set change the rounding, which a chain then amplifies: a file made on one CPU model holds for that
-model. ``m3lak_reference_draws.npz`` was made on the CPU of the machines this project first ran
-on; ``m3lak_reference_draws_<cpu>.npz``, by the same release, on the CPU that ``<cpu>`` names
-(``m3lak_reference.cpu_name``), is used where it matches.
+The release before the settings objects is run beside this one, on the same machine with the
+same dependencies (``m3lak_reference``): the same seeds must give the same draws. Stored draws
+would not do: XLA compiles for the host CPU and changes its code between releases, and the
+rounding differences that follow, which a chain amplifies, reached 28 in a decision value.
 """
 
 import dataclasses
 import inspect
+import os
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
+import m3lak_reference
 import numpy as np
 import pytest
-from m3lak_reference import RUN, reference_file, reference_task
+from m3lak_reference import PREVIOUS_RELEASE, RUN, draws_of, reference_task
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
@@ -170,24 +171,42 @@ def test_paper_preset():
     assert model_config(M3LAKClassifier.paper(n_latent=4).get_params()).nu0 == 4.0
 
 
+def previous_release_draws(tmp_path):
+    """The previous release's draws of the reference task, fitted now in a subprocess (the
+    repository's history must be here: a clone, not an archive of one commit)."""
+    root = Path(__file__).resolve().parents[1]
+    archive = subprocess.run(
+        ["git", "-C", str(root), "archive", PREVIOUS_RELEASE, "bayesmv"], capture_output=True
+    )
+    if archive.returncode:
+        pytest.skip(f"the previous release ({PREVIOUS_RELEASE}) is not in this checkout's history")
+    subprocess.run(["tar", "-x", "-C", str(tmp_path)], input=archive.stdout, check=True)
+    path = tmp_path / "draws.npz"
+    subprocess.run(
+        [sys.executable, m3lak_reference.__file__, str(path)],
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        check=True,
+        timeout=600,
+    )
+    return np.load(path)
+
+
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::bayesmv.base.SamplerWarning")  # 2 chains of 10 draws
-@pytest.mark.parametrize("name", ["default", "paper"], ids=["previous-default", "paper"])
-def test_draws_equal_the_previous_releases(name):
-    """Same seed, same draws as before the settings objects (to rounding: the reference was made
-    on another run of this CPU model; the values agree to ~1e-12 when nothing changed). The
-    reference's "default" is the defaults of then: the joint model with the classifier on the
-    shared latent alone and the paper's prior on τ."""
+def test_draws_equal_the_previous_releases(tmp_path):
+    """Same seed, same draws as the release before the settings objects, run beside this one (to
+    rounding; they agree exactly when nothing changed). The previous "default" is the defaults
+    of then: the joint model with the classifier on the shared latent alone and the paper's prior
+    on τ."""
     Xtr, ytr, Xte = reference_task()
     previous = M3LAKPriors(a_tau=0.01, b_tau=1e-5, view_features=None, label_feedback=True)
-    clf = M3LAKClassifier(**RUN, priors=previous) if name == "default" else M3LAKClassifier.paper(**RUN)
-    clf.fit(Xtr, ytr)
-    ref = np.load(reference_file())
-    np.testing.assert_allclose(
-        np.asarray(clf.raw_posterior_[0]["decision"]), ref[f"{name}_decision"], rtol=1e-6, atol=1e-8
-    )
-    np.testing.assert_allclose(np.asarray(clf.raw_posterior_[0]["tau"]), ref[f"{name}_tau"], rtol=1e-6)
-    np.testing.assert_allclose(clf.predict_proba(Xte), ref[f"{name}_proba"], rtol=1e-6, atol=1e-8)
+    ours = draws_of(M3LAKClassifier(**RUN, priors=previous).fit(Xtr, ytr), "default", Xte)
+    ours |= draws_of(M3LAKClassifier.paper(**RUN).fit(Xtr, ytr), "paper", Xte)
+    theirs = previous_release_draws(tmp_path)
+    assert Path(str(theirs["source"])).is_relative_to(tmp_path)  # the previous release ran
+    assert sorted(theirs.files) == sorted([*ours, "source"])
+    for key, value in ours.items():
+        np.testing.assert_allclose(value, theirs[key], rtol=1e-9, atol=1e-12, err_msg=key)
 
 
 @pytest.mark.slow
