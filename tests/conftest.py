@@ -8,6 +8,10 @@
   persistent-cache hit counts its read time; compiles in subprocesses, such as the notebooks'
   kernels and the chain worker processes, are not seen), summed over the run and printed, with
   the tests that compile longest, in the terminal summary beside ``--durations``.
+* CPU time: the CPU seconds (user and system) each test (its set-up included) spends in the test
+  process and in the subprocesses it waits for (``getrusage``), summed over the run and printed
+  with the tests that take the most. Unlike ``--durations``, it does not grow when other work
+  shares the cores.
 * ``tiny_problem`` / ``fitted_estimator``: one tiny data set and one lazily fitted instance of
   each public estimator per session (shared by the reliability and persistence tests, so the
   expensive M3LAK compile happens once).
@@ -29,6 +33,7 @@ _COMPILE_EVENTS = (
     "/jax/core/compile/backend_compile_duration",
 )
 _CACHE_KEY = pytest.StashKey[collections.Counter]()  # persistent-cache hits, writes, seconds saved
+_CPU_KEY = pytest.StashKey[collections.Counter]()  # test node id -> CPU seconds, subprocesses included
 _current_test = ["(collection)"]  # the node id that compile events are charged to
 _SESSION_CACHE = "BAYESMV_TEST_SESSION_JAX_CACHE"  # the cache directory this test session made
 
@@ -37,6 +42,7 @@ def pytest_configure(config):
     config.stash[_CASES_KEY] = collections.Counter()
     config.stash[_COMPILE_KEY] = collections.Counter()
     config.stash[_CACHE_KEY] = collections.Counter()
+    config.stash[_CPU_KEY] = collections.Counter()
     _enable_compilation_cache(config)
     _record_compile_time(config.stash[_COMPILE_KEY], config.stash[_CACHE_KEY])
 
@@ -99,12 +105,22 @@ def _record_compile_time(seconds, cache):
     jax.monitoring.register_event_listener(count)
 
 
+def _cpu_seconds():
+    """User and system CPU seconds of this process and of its waited-for child processes."""
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     _current_test[0] = item.nodeid
+    start = _cpu_seconds()
     try:
         return (yield)
     finally:
+        item.config.stash[_CPU_KEY][item.nodeid] += _cpu_seconds() - start
         _current_test[0] = "(between tests)"
 
 
@@ -116,6 +132,7 @@ def pytest_sessionfinish(session):
         workeroutput["hypothesis_cases"] = dict(session.config.stash[_CASES_KEY])
         workeroutput["compile_seconds"] = dict(session.config.stash[_COMPILE_KEY])
         workeroutput["compilation_cache"] = dict(session.config.stash[_CACHE_KEY])
+        workeroutput["cpu_seconds"] = dict(session.config.stash[_CPU_KEY])
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -125,9 +142,18 @@ def pytest_testnodedown(node, error):
     node.config.stash[_CASES_KEY].update(output.get("hypothesis_cases", {}))
     node.config.stash[_COMPILE_KEY].update(output.get("compile_seconds", {}))
     node.config.stash[_CACHE_KEY].update(output.get("compilation_cache", {}))
+    node.config.stash[_CPU_KEY].update(output.get("cpu_seconds", {}))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    cpu_seconds = config.stash.get(_CPU_KEY, None)
+    if cpu_seconds:
+        total = sum(cpu_seconds.values())
+        terminalreporter.write_sep(
+            "-", f"CPU time: {total:.0f} s over all workers (the tests and the subprocesses they wait for)"
+        )
+        for name, sec in cpu_seconds.most_common(15):
+            terminalreporter.write_line(f"  {sec:7.1f} s  {name}")
     compile_seconds = config.stash.get(_COMPILE_KEY, None)
     if compile_seconds:
         total = sum(compile_seconds.values())
