@@ -171,9 +171,10 @@ def test_paper_preset():
     assert model_config(M3LAKClassifier.paper(n_latent=4).get_params()).nu0 == 4.0
 
 
-def previous_release_draws(tmp_path):
-    """The previous release's draws of the reference task, fitted now in a subprocess (the
-    repository's history must be here: a clone, not an archive of one commit)."""
+def start_previous_release(tmp_path):
+    """Start fitting the previous release on the reference task in a subprocess, which writes
+    its draws to the returned path (the repository's history must be here: a clone, not an
+    archive of one commit)."""
     root = Path(__file__).resolve().parents[1]
     archive = subprocess.run(
         ["git", "-C", str(root), "archive", PREVIOUS_RELEASE, "bayesmv"], capture_output=True
@@ -182,13 +183,13 @@ def previous_release_draws(tmp_path):
         pytest.skip(f"the previous release ({PREVIOUS_RELEASE}) is not in this checkout's history")
     subprocess.run(["tar", "-x", "-C", str(tmp_path)], input=archive.stdout, check=True)
     path = tmp_path / "draws.npz"
-    subprocess.run(
+    process = subprocess.Popen(
         [sys.executable, m3lak_reference.__file__, str(path)],
         env={**os.environ, "PYTHONPATH": str(tmp_path)},
-        check=True,
-        timeout=600,
+        stderr=subprocess.PIPE,
+        text=True,
     )
-    return np.load(path)
+    return process, path
 
 
 @pytest.mark.slow
@@ -200,9 +201,15 @@ def test_draws_equal_the_previous_releases(tmp_path):
     on τ."""
     Xtr, ytr, Xte = reference_task()
     previous = M3LAKPriors(a_tau=0.01, b_tau=1e-5, view_features=None, label_feedback=True)
-    ours = draws_of(M3LAKClassifier(**RUN, priors=previous).fit(Xtr, ytr), "default", Xte)
-    ours |= draws_of(M3LAKClassifier.paper(**RUN).fit(Xtr, ytr), "paper", Xte)
-    theirs = previous_release_draws(tmp_path)
+    process, path = start_previous_release(tmp_path)  # fits while this process fits
+    try:
+        ours = draws_of(M3LAKClassifier(**RUN, priors=previous).fit(Xtr, ytr), "default", Xte)
+        ours |= draws_of(M3LAKClassifier.paper(**RUN).fit(Xtr, ytr), "paper", Xte)
+        _, errors = process.communicate(timeout=600)
+    finally:
+        process.kill()
+    assert process.returncode == 0, errors[-4000:]
+    theirs = np.load(path)
     assert Path(str(theirs["source"])).is_relative_to(tmp_path)  # the previous release ran
     assert sorted(theirs.files) == sorted([*ours, "source"])
     for key, value in ours.items():
