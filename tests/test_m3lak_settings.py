@@ -9,9 +9,11 @@ rounding differences that follow, which a chain amplifies, reached 28 in a decis
 
 import dataclasses
 import inspect
+import io
 import os
 import subprocess
 import sys
+import tarfile
 import warnings
 from pathlib import Path
 
@@ -176,12 +178,16 @@ def start_previous_release(tmp_path):
     its draws to the returned path (the repository's history must be here: a clone, not an
     archive of one commit)."""
     root = Path(__file__).resolve().parents[1]
-    archive = subprocess.run(
-        ["git", "-C", str(root), "archive", PREVIOUS_RELEASE, "bayesmv"], capture_output=True
-    )
+    try:
+        archive = subprocess.run(
+            ["git", "-C", str(root), "archive", PREVIOUS_RELEASE, "bayesmv"], capture_output=True
+        )
+    except FileNotFoundError:
+        pytest.skip("needs git, to take the previous release from the repository's history")
     if archive.returncode:
         pytest.skip(f"the previous release ({PREVIOUS_RELEASE}) is not in this checkout's history")
-    subprocess.run(["tar", "-x", "-C", str(tmp_path)], input=archive.stdout, check=True)
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as release:
+        release.extractall(tmp_path, filter="data")
     path = tmp_path / "draws.npz"
     process = subprocess.Popen(
         [sys.executable, m3lak_reference.__file__, str(path)],

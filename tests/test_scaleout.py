@@ -410,9 +410,7 @@ def _run_processes(script, num_processes=2, devices=2, timeout=600, command=None
 _TWO_PROCESS_DATA = (
     _TINY_DATA
     + """
-# the Gaussian spectrum: it compiles in half the DP's time (the 4-device tests keep the DP)
-kw = dict(n_latent=2, n_frequencies=3, num_warmup=3, num_samples=3, random_state=1, num_chains=1,
-          spectral_prior="gaussian")
+kw = dict(n_latent=2, n_frequencies=3, num_warmup=3, num_samples=3, random_state=1, num_chains=1)
 def result(m):
     return {"proba": m.predict_proba(Xs).tolist(),
             "decision": m.inference_data_.posterior["decision"].values.tolist()}
