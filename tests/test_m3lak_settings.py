@@ -175,8 +175,9 @@ def test_paper_preset():
 
 def start_previous_release(tmp_path):
     """Start fitting the previous release on the reference task in a subprocess, which writes
-    its draws to the returned path (the repository's history must be here: a clone, not an
-    archive of one commit)."""
+    its draws to the returned path and its messages to ``stderr.txt`` beside it (a file, not a
+    pipe that its progress bars could fill while this process fits). The repository's history
+    must be here: a clone, not an archive of one commit."""
     root = Path(__file__).resolve().parents[1]
     try:
         archive = subprocess.run(
@@ -189,12 +190,12 @@ def start_previous_release(tmp_path):
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as release:
         release.extractall(tmp_path, filter="data")
     path = tmp_path / "draws.npz"
-    process = subprocess.Popen(
-        [sys.executable, m3lak_reference.__file__, str(path)],
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    with open(tmp_path / "stderr.txt", "w") as errors:
+        process = subprocess.Popen(
+            [sys.executable, m3lak_reference.__file__, str(path)],
+            env={**os.environ, "PYTHONPATH": str(tmp_path)},
+            stderr=errors,
+        )
     return process, path
 
 
@@ -211,10 +212,10 @@ def test_draws_equal_the_previous_releases(tmp_path):
     try:
         ours = draws_of(M3LAKClassifier(**RUN, priors=previous).fit(Xtr, ytr), "default", Xte)
         ours |= draws_of(M3LAKClassifier.paper(**RUN).fit(Xtr, ytr), "paper", Xte)
-        _, errors = process.communicate(timeout=600)
+        process.wait(timeout=600)
     finally:
         process.kill()
-    assert process.returncode == 0, errors[-4000:]
+    assert process.returncode == 0, (tmp_path / "stderr.txt").read_text()[-4000:]
     theirs = np.load(path)
     assert Path(str(theirs["source"])).is_relative_to(tmp_path)  # the previous release ran
     assert sorted(theirs.files) == sorted([*ours, "source"])
