@@ -7,7 +7,8 @@
   compiling XLA programs in the test process (``jax.monitoring``'s compile events; a
   persistent-cache hit counts its read time; compiles in subprocesses, such as the notebooks'
   kernels and the chain worker processes, are not seen), summed over the run and printed, with
-  the tests that compile longest, in the terminal summary beside ``--durations``.
+  the tests that compile longest, in the terminal summary beside ``--durations``; and the XLA
+  compiles by program name (``jit__draw_chain``, ...): how many and how long, the longest first.
 * CPU time: the CPU seconds (user and system) each test (its set-up included) spends in the test
   process and in the subprocesses it waits for (``getrusage``), summed over the run and printed
   with the tests that take the most. Unlike ``--durations``, it does not grow when other work
@@ -27,6 +28,8 @@ import pytest
 
 _CASES_KEY = pytest.StashKey[collections.Counter]()
 _COMPILE_KEY = pytest.StashKey[collections.Counter]()  # test node id -> JAX compile seconds
+_PROGRAM_KEY = pytest.StashKey[collections.Counter]()  # program name -> XLA compile seconds
+_PROGRAM_COUNT_KEY = pytest.StashKey[collections.Counter]()  # program name -> XLA compiles
 _COMPILE_EVENTS = (
     "/jax/core/compile/jaxpr_trace_duration",
     "/jax/core/compile/jaxpr_to_mlir_module_duration",
@@ -41,10 +44,15 @@ _SESSION_CACHE = "BAYESMV_TEST_SESSION_JAX_CACHE"  # the cache directory this te
 def pytest_configure(config):
     config.stash[_CASES_KEY] = collections.Counter()
     config.stash[_COMPILE_KEY] = collections.Counter()
+    config.stash[_PROGRAM_KEY] = collections.Counter()
+    config.stash[_PROGRAM_COUNT_KEY] = collections.Counter()
     config.stash[_CACHE_KEY] = collections.Counter()
     config.stash[_CPU_KEY] = collections.Counter()
     _enable_compilation_cache(config)
-    _record_compile_time(config.stash[_COMPILE_KEY], config.stash[_CACHE_KEY])
+    stash = config.stash
+    _record_compile_time(
+        stash[_COMPILE_KEY], stash[_CACHE_KEY], stash[_PROGRAM_KEY], stash[_PROGRAM_COUNT_KEY]
+    )
 
 
 def pytest_unconfigure(config):
@@ -84,14 +92,18 @@ def _enable_compilation_cache(config):
     jax.config.update("jax_compilation_cache_dir", path)
 
 
-def _record_compile_time(seconds, cache):
-    """Charge JAX's trace, lowering and XLA-compile durations to the running test; count the
-    persistent cache's hits, its writes and the compile seconds its hits saved."""
+def _record_compile_time(seconds, cache, program_seconds, program_compiles):
+    """Charge JAX's trace, lowering and XLA-compile durations to the running test, and the XLA
+    compiles (``backend_compile_duration``, a persistent-cache read included) to the program's
+    name; count the persistent cache's hits, its writes and the compile seconds its hits saved."""
     import jax
 
-    def duration(event, secs, **kwargs):
+    def duration(event, secs, fun_name=None, **kwargs):
         if event in _COMPILE_EVENTS:
             seconds[_current_test[0]] += secs
+        if event == _COMPILE_EVENTS[-1]:
+            program_seconds[fun_name] += secs
+            program_compiles[fun_name] += 1
         elif event == "/jax/compilation_cache/compile_time_saved_sec":
             cache["seconds saved"] += secs
 
@@ -131,6 +143,8 @@ def pytest_sessionfinish(session):
     if workeroutput is not None:
         workeroutput["hypothesis_cases"] = dict(session.config.stash[_CASES_KEY])
         workeroutput["compile_seconds"] = dict(session.config.stash[_COMPILE_KEY])
+        workeroutput["program_seconds"] = dict(session.config.stash[_PROGRAM_KEY])
+        workeroutput["program_compiles"] = dict(session.config.stash[_PROGRAM_COUNT_KEY])
         workeroutput["compilation_cache"] = dict(session.config.stash[_CACHE_KEY])
         workeroutput["cpu_seconds"] = dict(session.config.stash[_CPU_KEY])
 
@@ -141,6 +155,8 @@ def pytest_testnodedown(node, error):
     output = getattr(node, "workeroutput", {})
     node.config.stash[_CASES_KEY].update(output.get("hypothesis_cases", {}))
     node.config.stash[_COMPILE_KEY].update(output.get("compile_seconds", {}))
+    node.config.stash[_PROGRAM_KEY].update(output.get("program_seconds", {}))
+    node.config.stash[_PROGRAM_COUNT_KEY].update(output.get("program_compiles", {}))
     node.config.stash[_CACHE_KEY].update(output.get("compilation_cache", {}))
     node.config.stash[_CPU_KEY].update(output.get("cpu_seconds", {}))
 
@@ -160,6 +176,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.write_sep("-", f"JAX compile time: {total:.0f} s over all workers")
         for name, sec in compile_seconds.most_common(15):
             terminalreporter.write_line(f"  {sec:7.1f} s  {name}")
+        programs, compiles = config.stash[_PROGRAM_KEY], config.stash[_PROGRAM_COUNT_KEY]
+        terminalreporter.write_line(
+            f"XLA compiles by program: {sum(compiles.values())} compiles of {len(compiles)} programs,"
+            f" {sum(programs.values()):.0f} s; the 15 longest in all:"
+        )
+        for name, sec in programs.most_common(15):
+            terminalreporter.write_line(f"  {sec:7.1f} s  {compiles[name]:4d} x  {name}")
         cache = config.stash[_CACHE_KEY]
         terminalreporter.write_line(
             f"persistent compilation cache (test processes): {cache['hits']} hits, which saved"
