@@ -14,6 +14,8 @@ XLA inserts the collectives for every cross-sample reduction of a jitted computa
 * :func:`constrain_rows` / :func:`constrain_replicated` — ``with_sharding_constraint`` helpers
   used inside jitted code.
 * :func:`per_device_bytes` — live bytes per device of a pytree of arrays.
+* :func:`check_uncached_collectives` — refuses a CPU mesh over several processes while JAX's
+  persistent compilation cache is on (see below); :func:`initialize` turns the cache off there.
 
 Random numbers: with ``jax_threefry_partitionable`` (JAX's default since 0.5) a draw of shape
 ``(N, d)`` is a function of the element index only, so sharded and unsharded runs draw the same
@@ -24,6 +26,15 @@ machine sharding divides the memory per device, not the time. The jaxlib 0.10 CP
 between concurrent batched LAPACK calls (see ``bayesmv/__init__.py``) is avoided by the XLA flag
 set at import and by the sampler's unbatched triangular solves; the 4-forced-device tests run
 the default DP spectral prior.
+
+JAX's persistent compilation cache and several processes on CPU: an XLA:CPU program whose
+collectives run across processes (through gloo) deadlocks when the processes load it from the
+cache (JAX 0.12, two processes of one CPU device each: a jitted loop of all-reduces, as in the
+M3LAK sweep, hangs in every run that reads it and passes in every run that compiles it).
+:func:`initialize` therefore turns the cache off in a multi-process CPU run, and
+:func:`check_uncached_collectives` raises where a data-sharded run across processes would read
+it. The programs of chains spread over processes without a data mesh have no cross-process
+collectives.
 """
 
 from __future__ import annotations
@@ -40,6 +51,8 @@ __all__ = [
     "DATA_AXIS",
     "ProcessInfo",
     "check_partitionable_rng",
+    "check_uncached_collectives",
+    "compilation_cache_on",
     "constrain_replicated",
     "constrain_rows",
     "data_mesh",
@@ -121,6 +134,8 @@ def initialize(
     all ``None`` and nothing to detect, a single process runs without a coordinator. A
     single-host run may also pass ``coordinator_address="127.0.0.1:PORT", num_processes=1,
     process_id=0``. Calling it again after a successful initialisation only returns the info.
+    In a run of several processes on CPU it turns JAX's persistent compilation cache off: XLA:CPU
+    programs with collectives across processes deadlock when loaded from it (module docstring).
 
     Parameters
     ----------
@@ -148,11 +163,16 @@ def initialize(
         arguments.
     RuntimeError
         If ``jax.distributed.initialize`` fails other than by having been called before.
+
+    Warns
+    -----
+    RuntimeWarning
+        When it turns the persistent compilation cache off (several processes, CPU, the cache on).
     """
     from jax._src import distributed as _dist  # the only place the runtime records its state
 
     if getattr(_dist.global_state, "client", None) is not None:
-        return process_info()
+        return _without_cross_process_cache(process_info())
     if num_processes is not None and (isinstance(num_processes, bool) or int(num_processes) < 1):
         raise ValueError(f"num_processes must be a positive integer; got {num_processes!r}")
     if process_id is not None and num_processes is not None and not 0 <= int(process_id) < int(num_processes):
@@ -173,7 +193,80 @@ def initialize(
     except RuntimeError as err:
         if "should only be called once" not in str(err) and "already" not in str(err):
             raise
-    return process_info()
+    return _without_cross_process_cache(process_info())
+
+
+def compilation_cache_on() -> bool:
+    """Whether JAX's persistent compilation cache is on: enabled, with a directory.
+
+    Returns
+    -------
+    on : bool
+        ``jax_enable_compilation_cache`` is true and ``jax_compilation_cache_dir`` is set.
+
+    Examples
+    --------
+    >>> import jax
+    >>> from bayesmv.distributed import compilation_cache_on
+    >>> compilation_cache_on() == bool(jax.config.jax_compilation_cache_dir)  # enabled by default
+    True
+    """
+    return bool(jax.config.jax_enable_compilation_cache and jax.config.jax_compilation_cache_dir)
+
+
+def _without_cross_process_cache(info: ProcessInfo) -> ProcessInfo:
+    """Turn JAX's persistent compilation cache off in a multi-process CPU run (warning once):
+    XLA:CPU programs with cross-process collectives deadlock when loaded from it (module
+    docstring). Returns ``info``."""
+    if info.process_count > 1 and info.platform == "cpu" and compilation_cache_on():
+        from jax.experimental.compilation_cache import compilation_cache
+
+        jax.config.update("jax_enable_compilation_cache", False)
+        compilation_cache.reset_cache()  # JAX decides once whether to use the cache
+        warnings.warn(
+            "JAX's persistent compilation cache is turned off in this process: XLA:CPU programs "
+            "with collectives across processes deadlock when loaded from it",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return info
+
+
+def check_uncached_collectives(mesh) -> None:
+    """Raise where a data-sharded run on ``mesh`` would read programs with cross-process
+    collectives from JAX's persistent compilation cache on CPU, where they deadlock (see the
+    module docstring); :func:`initialize` turns the cache off in such a run.
+
+    Parameters
+    ----------
+    mesh : jax.sharding.Mesh or None
+        The data mesh of the run; ``None`` (unsharded) passes.
+
+    Raises
+    ------
+    RuntimeError
+        If ``mesh`` spans CPU devices of several processes while the cache is on.
+
+    Examples
+    --------
+    >>> from bayesmv.distributed import check_uncached_collectives, data_mesh
+    >>> check_uncached_collectives(data_mesh())  # one process: nothing to check
+    """
+    if mesh is None:
+        return
+    devices = list(mesh.devices.flat)
+    if (
+        len({d.process_index for d in devices}) > 1
+        and devices[0].platform == "cpu"
+        and compilation_cache_on()
+    ):
+        raise RuntimeError(
+            "a data-sharded run across processes on CPU cannot use JAX's persistent compilation "
+            "cache: XLA:CPU programs with collectives across processes deadlock when loaded from "
+            "it. Start the processes with bayesmv.distributed.initialize (which turns the cache "
+            'off), or call jax.config.update("jax_enable_compilation_cache", False) before the '
+            "first compile"
+        )
 
 
 def data_mesh(devices=None, axis_name: str = DATA_AXIS) -> Mesh:

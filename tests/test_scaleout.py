@@ -420,11 +420,11 @@ def result(m):
 
 @pytest.mark.slow
 def test_two_process_data_sharded_fit_equals_one_process():
-    """Two local processes joined by ``jax.distributed`` on 127.0.0.1 (one CPU device each)
-    fit one data-sharded ``M3LAKClassifier`` (N = 10, 5 rows per device): both get the training
-    decision values and ``predict_proba`` of the unsharded fit in one process with the same
-    seed, to rounding. (With 2 forced devices per process this fit hung, now and then, in
-    XLA:CPU's gloo all-reduces: open; the padding is checked on 4 forced devices in one process.)"""
+    """Two local processes joined by ``jax.distributed`` on 127.0.0.1 (2 forced CPU devices
+    each, 4 in all) fit one data-sharded ``M3LAKClassifier`` (N = 10 padded to 12, 3 rows per
+    device): both get the training decision values and ``predict_proba`` of the unsharded fit
+    in one process with the same seed, to rounding. The processes inherit the test session's
+    persistent compilation cache, which ``bd.initialize`` turns off (see the next test)."""
     fits = _run_processes(
         _TWO_PROCESS_DATA
         + """
@@ -433,20 +433,80 @@ info = bd.initialize(os.environ["COORDINATOR"], num_processes=int(os.environ["NU
                      process_id=int(os.environ["PROCESS_ID"]))
 m = M3LAKClassifier(sampler=steps.replace(shard_data=True), **kw).fit(Xs, y)
 print(json.dumps({"info": list(info)[:4], **result(m)}))
-""",
-        devices=1,
+"""
     )
     one = _run_script(
         _TWO_PROCESS_DATA + "print(json.dumps(result(M3LAKClassifier(sampler=steps, **kw).fit(Xs, y))))",
         devices=1,
     )
-    assert [f["info"] for f in fits] == [[0, 2, 1, 2], [1, 2, 1, 2]]
+    assert [f["info"] for f in fits] == [[0, 2, 2, 4], [1, 2, 2, 4]]
     assert fits[0]["decision"] == fits[1]["decision"] and fits[0]["proba"] == fits[1]["proba"]
     decision, want = np.asarray(fits[0]["decision"]), np.asarray(one["decision"])
     assert decision.shape == want.shape == (1, 3, 10)
     # the sharded sums round differently: relative to 1 + |value|, as the 4-device test
     assert np.max(np.abs(decision - want) / (1.0 + np.abs(want))) < 1e-7
     assert np.max(np.abs(np.asarray(fits[0]["proba"]) - one["proba"])) < 1e-9
+
+
+_CROSS_PROCESS_SUM = """
+import json, os, warnings
+import numpy as np, jax, jax.numpy as jnp
+from bayesmv import distributed as bd
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    bd.initialize(os.environ["COORDINATOR"], num_processes=2, process_id=int(os.environ["PROCESS_ID"]))
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)  # cache every program
+mesh = bd.data_mesh()
+X = bd.shard_rows(np.arange(12.0).reshape(6, 2), mesh)
+def grams(X):  # all-reduces in a loop, as in the M3LAK sweep (one all-reduce alone passes)
+    return jax.lax.fori_loop(0, 3, lambda i, G: G + X.T @ (X * (i + 1.0)), jnp.zeros((2, 2)))
+gram = jax.jit(grams, out_shardings=bd.replicated_sharding(mesh))(X)
+print(json.dumps({"gram": np.asarray(gram.addressable_data(0)).tolist(),
+                  "cache_on": bd.compilation_cache_on(), "warned": [str(w.message) for w in caught]}))
+"""
+
+
+@pytest.mark.slow
+def test_initialize_turns_off_the_compilation_cache_where_cross_process_programs_deadlock(tmp_path):
+    """XLA:CPU programs with collectives across processes deadlock when the processes load them
+    from JAX's persistent compilation cache (``bayesmv.distributed``'s module docstring): two
+    runs of a two-process all-reduce in one cache directory both finish (without
+    ``bd.initialize``'s turning the cache off, the second run reads the first one's program and
+    hangs until the time limit, in every run), both processes warn, and nothing enters the cache."""
+    cache = tmp_path / "cache"
+    env = {"JAX_COMPILATION_CACHE_DIR": str(cache)}
+    runs = [_run_processes(_CROSS_PROCESS_SUM, devices=1, timeout=120, env=lambda i: env) for _ in range(2)]
+    X = np.arange(12.0).reshape(6, 2)
+    for run in runs[0] + runs[1]:
+        assert np.array_equal(run["gram"], 6 * X.T @ X)
+        assert run["cache_on"] is False
+        warned = run["warned"]
+        assert any("persistent compilation cache is turned off" in w for w in warned), warned
+    assert not cache.exists() or not any(cache.iterdir())
+
+
+@pytest.mark.slow
+def test_a_data_sharded_fit_across_processes_refuses_the_compilation_cache(tmp_path):
+    """Processes joined by ``jax.distributed.initialize`` itself keep JAX's persistent
+    compilation cache: a data-sharded fit across them raises, before it compiles, instead of
+    deadlocking in a later run that reads the cache; the same fit with the cache off runs (the
+    test above)."""
+    runs = _run_processes(
+        _TWO_PROCESS_DATA
+        + """
+jax.distributed.initialize(os.environ["COORDINATOR"], num_processes=2, process_id=int(os.environ["PROCESS_ID"]))
+try:
+    M3LAKClassifier(sampler=steps.replace(shard_data=True), **kw).fit(Xs, y)
+    print(json.dumps({"error": None}))
+except RuntimeError as err:
+    print(json.dumps({"error": str(err)}))
+""",
+        devices=1,
+        timeout=120,
+        env=lambda i: {"JAX_COMPILATION_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    for run in runs:
+        assert run["error"] is not None and "persistent compilation cache" in run["error"], run
 
 
 _CHAINS_ACROSS_PROCESSES = """

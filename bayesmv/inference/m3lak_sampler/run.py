@@ -16,6 +16,7 @@ from joblib import Parallel, cpu_count, delayed
 from numpyro.infer import MCMC
 
 from ...datasets._validation import SEED_DEPRECATED, check_random_seed
+from ...distributed import compilation_cache_on
 from ...models.m3lak import M3LAKConfig
 from .._threads import (
     SamplingStopped,
@@ -238,7 +239,7 @@ def _serialized_programs(settings: _RunSettings, data, start, warm_up):
       lowering on abstract values gives these programs their own cache entries, so a
       ``"sequential"`` run of the same shapes does not share them). Each worker then compiles
       its own."""
-    if jax.config.jax_enable_compilation_cache and jax.config.jax_compilation_cache_dir:
+    if compilation_cache_on():
         _compiled_programs(settings, jax.device_get(data), jax.device_get(start), warm_up, run_init=True)
         return None
     # lowered on abstract values (as the init program's out_info), so that a continuation
@@ -598,7 +599,7 @@ def run_m3lak(
             "chain_method must be 'sequential', 'vectorized', 'parallel' or 'processes', got "
             f"{chain_method!r}"
         )
-    from ...distributed import check_partitionable_rng, resolve_mesh
+    from ...distributed import check_partitionable_rng, check_uncached_collectives, resolve_mesh
 
     mesh = resolve_mesh(mesh, shard_data)
     if mesh is None:
@@ -611,6 +612,7 @@ def run_m3lak(
                 "chains in this process), not 'parallel'"
             )
         check_partitionable_rng()
+        check_uncached_collectives(mesh)
         data, n_valid = shard_m3lak_data(_prepare_arrays(Xs, y), mesh)
     data = with_view_inputs(data, config, n_valid)
     settings = _RunSettings(config, mesh, n_valid, int(num_warmup), int(num_samples), int(thinning))
