@@ -11,6 +11,22 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+
+@pytest.fixture(autouse=True)
+def _python_sigint_handler():
+    """Each test starts under Python's own ``SIGINT`` handler, as an interactive session does,
+    also where the suite inherits ``SIGINT`` ignored (a background job of a shell without job
+    control, such as ``.ci/run &``); the subprocess of the first test inherits it as well. The
+    handler in force before is put back afterwards."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 _SCRIPT = """
 import faulthandler, json, os, signal, sys, threading, time, warnings
 import numpy as np
