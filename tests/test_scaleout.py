@@ -489,8 +489,8 @@ def test_initialize_turns_off_the_compilation_cache_where_cross_process_programs
 def test_a_data_sharded_fit_across_processes_refuses_the_compilation_cache(tmp_path):
     """Processes joined by ``jax.distributed.initialize`` itself keep JAX's persistent
     compilation cache: a data-sharded fit across them raises, before it compiles, instead of
-    deadlocking in a later run that reads the cache; the same fit with the cache off runs (the
-    test above)."""
+    deadlocking in a later run that reads the cache; the same fit started by ``bd.initialize``,
+    which turns the cache off, runs (``test_two_process_data_sharded_fit_equals_one_process``)."""
     runs = _run_processes(
         _TWO_PROCESS_DATA
         + """
