@@ -101,9 +101,9 @@ def _record_compile_time(seconds, cache, program_seconds, program_compiles):
     def duration(event, secs, fun_name=None, **kwargs):
         if event in _COMPILE_EVENTS:
             seconds[_current_test[0]] += secs
-        if event == _COMPILE_EVENTS[-1]:
-            program_seconds[fun_name] += secs
-            program_compiles[fun_name] += 1
+            if event == _COMPILE_EVENTS[-1]:  # the XLA compile
+                program_seconds[fun_name] += secs
+                program_compiles[fun_name] += 1
         elif event == "/jax/compilation_cache/compile_time_saved_sec":
             cache["seconds saved"] += secs
 

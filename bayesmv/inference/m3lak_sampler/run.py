@@ -16,7 +16,12 @@ from joblib import Parallel, cpu_count, delayed
 from numpyro.infer import MCMC
 
 from ...datasets._validation import SEED_DEPRECATED, check_random_seed
-from ...distributed import compilation_cache_on
+from ...distributed import (
+    check_partitionable_rng,
+    check_uncached_collectives,
+    compilation_cache_on,
+    resolve_mesh,
+)
 from ...models.m3lak import M3LAKConfig
 from .._threads import (
     SamplingStopped,
@@ -599,8 +604,6 @@ def run_m3lak(
             "chain_method must be 'sequential', 'vectorized', 'parallel' or 'processes', got "
             f"{chain_method!r}"
         )
-    from ...distributed import check_partitionable_rng, check_uncached_collectives, resolve_mesh
-
     mesh = resolve_mesh(mesh, shard_data)
     if mesh is None:
         data, n_valid = prepare_data(Xs, y), None
