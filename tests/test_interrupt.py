@@ -3,6 +3,7 @@ during the sampling, in every chain method (one subprocess, with a time limit)."
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -18,8 +19,6 @@ def _python_sigint_handler():
     also where the suite inherits ``SIGINT`` ignored (a background job of a shell without job
     control, such as ``.ci/run &``); the subprocess of the first test inherits it as well. The
     handler in force before is put back afterwards."""
-    import signal
-
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
@@ -165,7 +164,6 @@ def test_sigint_while_work_runs_raises_keyboard_interrupt_and_sets_stop():
     """SIGINT (sent from the working thread, handled in the main thread) reaches the caller as
     ``KeyboardInterrupt`` well before the 20 s the work would take, the work sees ``stop``, and
     Python's own handler is back in place afterwards."""
-    import signal
     import time
 
     from bayesmv.inference._threads import run_interruptibly
@@ -186,7 +184,6 @@ def test_sigint_handled_inside_a_finalizer_still_stops_the_fit():
     ``stop``. (With Python's own handler in force, the ``KeyboardInterrupt`` raised in the
     finalizer is dropped and the call returns ``"finished"`` after 20 s: this test fails.)"""
     import gc
-    import signal
     import time
 
     from bayesmv.inference._threads import run_interruptibly
@@ -209,8 +206,6 @@ def test_sigint_handled_inside_a_finalizer_still_stops_the_fit():
 
 def test_a_callers_own_sigint_handler_is_left_in_place():
     """A SIGINT handler the caller installed stays in force during the work and after it."""
-    import signal
-
     from bayesmv.inference._threads import run_interruptibly
 
     calls = []
