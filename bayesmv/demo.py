@@ -3,8 +3,8 @@
 Fits :class:`bayesmv.M3LAKClassifier` with its default settings (the chains spread over the
 CPUs in worker processes; ``--quick``: small sizes, one short chain), prints the test accuracy,
 the Brier score and the convergence report of the training decision values and τ (r̂ ≤ 1.01,
-ESS ≥ 400), and writes two PNGs (an ArviZ trace plot and the learned kernel with its credible
-band) to ``output_dir``.
+ESS ≥ 400), and writes two PNGs (an ArviZ trace plot and the kernel of the posterior's
+frequencies with its credible band) to ``output_dir``.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def run_demo(output_dir="bayesmv_demo_output", quick=False, random_state=0, seed
     CPUs in worker processes) on 400 training samples (the rest are the test set), prints the
     test accuracy, the Brier score and the convergence report of the training decision values
     and τ (r̂ ≤ 1.01, ESS ≥ 400), and writes two PNGs to ``output_dir``: an ArviZ trace plot
-    (``m3lak_trace.png``) and the learned kernel with its credible band
+    (``m3lak_trace.png``) and the kernel of the posterior's frequencies with its credible band
     (``m3lak_learned_kernel.png``).
 
     Parameters
@@ -88,7 +88,8 @@ def run_demo(output_dir="bayesmv_demo_output", quick=False, random_state=0, seed
     print(
         f"fitting: {model.num_chains} chains x ({model.num_warmup} warm-up + {model.num_samples} draws, "
         f"{model.chain_method}), "
-        f"likelihood={model.likelihood}, m={model.n_latent}, M={model.n_frequencies} ...",
+        f"likelihood={model.likelihood}, spectral_prior={model.spectral_prior}, m={model.n_latent}, "
+        f"M={model.n_frequencies} ...",
         flush=True,
     )
     t0 = time.perf_counter()
@@ -144,10 +145,10 @@ def run_demo(output_dir="bayesmv_demo_output", quick=False, random_state=0, seed
         ax.plot(t, band.mean, color=color, label=f"posterior mean, {label}")
         ax.fill_between(t, band.lower, band.upper, color=color, alpha=0.25)
     ell = np.sqrt(m)
-    ax.plot(t, np.exp(-(t**2) / (2 * ell**2)), "k--", lw=1, label="RBF prior spectrum (ℓ=√m)")
+    ax.plot(t, np.exp(-(t**2) / (2 * ell**2)), "k--", lw=1, label="RBF kernel of the prior (ℓ=√m)")
     ax.set_xlabel("lag |t| in the latent space")
     ax.set_ylabel("k(t) = E[cos ωᵀt]")
-    ax.set_title("M3LAK learned kernel (90% credible band)")
+    ax.set_title("M3LAK kernel under the posterior frequencies (90% credible band)")
     ax.legend(fontsize=8)
     fig.tight_layout()
     kernel_path = os.path.join(output_dir, "m3lak_learned_kernel.png")

@@ -22,8 +22,10 @@ may look at: a default tuned on them would make the benchmark judge its own tuni
 are ``rule:views``, e.g. ``prime:fac+zer``, ``mod3:all6``.
 
 Rows (all in the same run, on the same split and the same missing blocks):
-- M3LAK rows of the registry ``M3LAK_ROWS`` (``default``, ``paper``, ``joint``: the joint model
-  with the classifier on the shared latent alone, the previous default, ``linear`` / ``rff``: the
+- M3LAK rows of the registry ``M3LAK_ROWS`` (``default``, ``paper``, ``dp``: the previous
+  defaults, the DP spectrum with chains of the length asked for, as every row below; ``joint``:
+  the joint model with the classifier on the shared latent alone, the defaults the issue found,
+  ``linear`` / ``rff``: the
   joint model whose classifier also sees the views, ``M3LAKPriors.view_features``, ``cut``: the
   labels do not inform the latents, ``M3LAKPriors.label_feedback=False``, and ``cut_views``: the
   cut with 500 random features of each view in the classifier, as measured before the default
@@ -146,28 +148,35 @@ TASKS = {  # name -> (group, rule, views), selection tasks first
 # M3LAK rows: name -> keyword arguments of M3LAKClassifier (passed through unchanged), or "paper"
 # for M3LAKClassifier.paper(). Add a row by adding an entry (or with --row NAME=JSON).
 _PAPER_TAU = M3LAKPriors(a_tau=0.01, b_tau=1e-5)  # the rows measured before τ ~ Γ(2, 1) was the default
+# the DP spectrum and chains of the length asked for: every row measured before the Gaussian
+# spectrum with chain extensions was the default
+_DP = {"spectral_prior": "dp", "sampler": M3LAKSampler(max_extensions=0)}
 M3LAK_ROWS = {
     "default": {},
     "paper": "paper",
+    # the defaults before the Gaussian spectrum with chain extensions
+    "dp": _DP,
     # the joint model with the classifier on the shared latent alone and the paper's τ prior (the
     # defaults before the cut with the views' random features and τ ~ Γ(2, 1))
-    "joint": {"priors": _PAPER_TAU.replace(view_features=None, label_feedback=True)},
+    "joint": {**_DP, "priors": _PAPER_TAU.replace(view_features=None, label_feedback=True)},
     # the joint model whose classifier also sees the views (M3LAKPriors.view_features), at the
     # prior scale of β
-    "linear": {"priors": _PAPER_TAU.replace(view_features="linear", v_view=0.01, label_feedback=True)},
+    "linear": {**_DP, "priors": _PAPER_TAU.replace(view_features="linear", v_view=0.01, label_feedback=True)},
     "rff": {
+        **_DP,
         "priors": _PAPER_TAU.replace(
             view_features="rff", n_view_frequencies=100, v_view=0.01, label_feedback=True
-        )
+        ),
     },
     # the cut model: the labels do not inform the latents (M3LAKPriors.label_feedback)
-    "cut": {"priors": _PAPER_TAU.replace(view_features=None, label_feedback=False)},
+    "cut": {**_DP, "priors": _PAPER_TAU.replace(view_features=None, label_feedback=False)},
     # the cut with 500 random features of each view in the classifier, γ at a fixed prior
     # precision (with v_view learned, Gamma(2, 0.01), the view term shrank to nothing)
     "cut_views": {
+        **_DP,
         "priors": _PAPER_TAU.replace(
             label_feedback=False, view_features="rff", n_view_frequencies=500, v_view=0.002
-        )
+        ),
     },
 }
 BASELINES = ("logreg", "svc", "gpc", "mvl", "mvml")

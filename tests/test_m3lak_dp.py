@@ -444,20 +444,19 @@ def test_spectral_scale_check_detects_a_wrong_step():
     assert min(p_psi, p_omega) < 1e-6
 
 
-def test_spectral_scale_moves_need_the_dp_spectrum():
+def test_spectral_scale_moves_are_on_by_default_and_valid_with_either_spectrum():
+    """A move of the DP spectrum, on by default; the Gaussian spectrum (the default) has no scale
+    to move and ignores it (``test_m3lak_sampler``: the same sweep's draws with and without it)."""
     from bayesmv import M3LAKClassifier
     from bayesmv.m3lak.settings import model_config
     from bayesmv.models import M3LAKConfig, M3LAKSampler
 
-    with pytest.raises(ValueError, match="spectral_scale_moves"):
-        M3LAKConfig.paper(spectral_prior="gaussian", spectral_scale_moves=True).validate()
-    assert model_config(M3LAKClassifier().get_params()).spectral_scale_moves  # the default
+    for spectral_prior in ("dp", "gaussian"):
+        M3LAKConfig.paper(spectral_prior=spectral_prior, spectral_scale_moves=True).validate()
+        assert model_config(M3LAKClassifier(spectral_prior=spectral_prior).get_params()).spectral_scale_moves
     no_move = M3LAKSampler(spectral_scale_moves=False)
-    assert not model_config(M3LAKClassifier(sampler=no_move).get_params()).spectral_scale_moves
-    for flag in (True, False):  # a move of the DP spectrum: the Gaussian spectrum ignores it
-        sampler = M3LAKSampler(spectral_scale_moves=flag)
-        params = M3LAKClassifier(spectral_prior="gaussian", sampler=sampler).get_params()
-        assert not model_config(params).spectral_scale_moves
+    params = M3LAKClassifier(spectral_prior="dp", sampler=no_move).get_params()
+    assert not model_config(params).spectral_scale_moves
 
 
 def test_sign_moves_need_the_collapsed_dp_update():
@@ -469,7 +468,10 @@ def test_sign_moves_need_the_collapsed_dp_update():
         with pytest.raises(ValueError, match="dp_sign_moves"):
             M3LAKConfig.paper(**bad, dp_sign_moves=True).validate()
     assert not model_config(M3LAKClassifier().get_params()).dp_sign_moves  # the default
-    assert model_config(M3LAKClassifier(sampler=M3LAKSampler(dp_sign_moves=True)).get_params()).dp_sign_moves
+    sign_moves = M3LAKSampler(dp_sign_moves=True)
+    with pytest.raises(ValueError, match="dp_sign_moves needs spectral_prior='dp'"):  # the default spectrum
+        model_config(M3LAKClassifier(sampler=sign_moves).get_params())
+    assert model_config(M3LAKClassifier(spectral_prior="dp", sampler=sign_moves).get_params()).dp_sign_moves
 
 
 def test_mirrored_frequencies_keep_every_decision_value():

@@ -33,12 +33,14 @@ def test_extension_runs_only_where_the_ess_can_reach_half_its_threshold(
     assert extension_can_converge(report, run, left) is expected
 
 
-def test_extensions_are_off_by_default_and_not_part_of_the_model():
-    """Chains stop at ``num_samples`` unless asked (the paper's preset too); the model's config
-    (which keys the compiled sweep) does not hold the setting."""
+def test_extensions_are_on_by_default_off_in_the_paper_and_not_part_of_the_model():
+    """Chains extend up to 4 times by default and stop at ``num_samples`` in the paper's preset;
+    the model's config (which keys the compiled sweep) does not hold the setting."""
     from bayesmv.m3lak.settings import model_config
 
-    assert M3LAKSampler().max_extensions == M3LAKSampler.paper().max_extensions == 0
+    assert M3LAKSampler().max_extensions == 4
+    assert M3LAKSampler.paper().max_extensions == 0
+    assert M3LAKClassifier.paper().sampler.max_extensions == 0
     params = M3LAKClassifier(sampler=M3LAKSampler(max_extensions=3)).get_params(deep=False)
     assert model_config(params) == model_config(M3LAKClassifier().get_params(deep=False))
 

@@ -169,7 +169,11 @@ def test_relocation_needs_the_logistic_dp_model():
     from bayesmv.models import M3LAKPriors, M3LAKSampler
 
     moves = M3LAKSampler(dp_relocation_moves=True)
-    with pytest.raises(ValueError, match="set M3LAKPriors\\(view_features=None\\)"):  # the default view term
+    # the default spectrum, then the default view term
+    with pytest.raises(ValueError, match="dp_relocation_moves needs spectral_prior='dp'"):
         model_config(M3LAKClassifier(sampler=moves).get_params())
+    with pytest.raises(ValueError, match="set M3LAKPriors\\(view_features=None\\)"):
+        model_config(M3LAKClassifier(spectral_prior="dp", sampler=moves).get_params())
     latent_only = M3LAKPriors(view_features=None)
-    assert model_config(M3LAKClassifier(priors=latent_only, sampler=moves).get_params()).dp_relocation_moves
+    params = M3LAKClassifier(spectral_prior="dp", priors=latent_only, sampler=moves).get_params()
+    assert model_config(params).dp_relocation_moves

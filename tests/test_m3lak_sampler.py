@@ -456,6 +456,25 @@ def test_held_niw_scale_sweeps_as_the_fixed_scale():
             np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-12)
 
 
+def test_spectral_scale_move_is_a_move_of_the_dp_spectrum():
+    """Under the Gaussian spectrum a sweep with ``spectral_scale_moves`` draws what one without
+    it draws from the same key (the Gaussian spectrum has no scale to move); under the DP
+    spectrum the same switch changes the draw (the comparison can fail)."""
+    key_lat, key = jax.random.split(jax.random.PRNGKey(3))
+    for spectral_prior, same in (("gaussian", True), ("dp", False)):
+        cfg = M3LAKConfig.from_settings(CONFIGS["marginal-gaussian-vprior"], spectral_prior=spectral_prior)
+        lat, Xs, _ = _prior_draw(key_lat, cfg)
+        data = M3LAKData(Xs, OBS, Y)
+        draws = [
+            m3lak_sweep(
+                key, lat, data, M3LAKConfig.from_settings(cfg, spectral_scale_moves=flag), EPS_H, EPS_O
+            )[0]
+            for flag in (False, True)
+        ]
+        agree = all(np.array_equal(a, b) for a, b in zip(*map(jax.tree.leaves, draws)))
+        assert agree is same, spectral_prior
+
+
 @pytest.mark.slow
 def test_omega_step_size_adaptation_restarts_when_the_held_scale_is_released():
     """With ``niw_psi0_warmup_hold`` Ω's dual averaging starts afresh (its counter and mean

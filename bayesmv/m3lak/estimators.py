@@ -19,7 +19,7 @@ from ..base import (
 from ..datasets import check_positive, check_random_seed, coobserved_view_groups, observed_mask
 from ..diagnostics import check_convergence, to_inference_data
 from ..models.m3lak import view_inputs
-from ..models.m3lak_config import M3LAKConfig, M3LAKPriors
+from ..models.m3lak_config import M3LAKConfig, M3LAKPriors, M3LAKSampler
 from .posterior import (
     Continuation,
     appended_draws,
@@ -102,10 +102,12 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     posterior, more classes one per class (one-vs-rest).
 
     The defaults go beyond the paper where held-out benchmarks said so: the logistic
-    likelihood, ``m = 14``, ``M = 25``, ``ν0 = 2m``, a classifier that sees each point through
+    likelihood, ``m = 14``, ``M = 25``, a Gaussian spectrum (an RBF kernel on the latent; the
+    paper's DP spectrum is ``spectral_prior="dp"``), a classifier that sees each point through
     its latent's mean given its views and through 500 random features of each view, with the
     labels kept out of the latents (:class:`~bayesmv.models.M3LAKPriors`), and the sampler's
-    defaults (:class:`~bayesmv.models.M3LAKSampler`). :meth:`paper` gives the paper's setting.
+    defaults (:class:`~bayesmv.models.M3LAKSampler`), which extend the chains until the
+    training decision values converge. :meth:`paper` gives the paper's setting.
 
     Parameters
     ----------
@@ -122,16 +124,16 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         the posterior mean of ``σ(f*)``), or the paper's hinge pseudo-likelihood
         ``exp(-2C max(0, 1 - y f))`` with ``f = βᵀφ̃(h)`` (``predict_proba`` is the share of
         draws with ``f* > 0``; with ``priors=M3LAKPriors(view_features=None)``, or :meth:`paper`).
-    spectral_prior : {"dp", "gaussian"}, default="dp"
-        The frequencies' prior: a DP Gaussian mixture (a learned kernel) or a fixed Gaussian
-        (an RBF kernel, length-scale ``priors.lengthscale``).
+    spectral_prior : {"gaussian", "dp"}, default="gaussian"
+        The frequencies' prior: a fixed Gaussian (an RBF kernel, length-scale
+        ``priors.lengthscale``) or the paper's DP Gaussian mixture (a learned kernel).
     noise : {"view", "feature"}, default="view"
         One noise precision per view (the paper) or one per feature (factor analysis).
     num_warmup : int, default=1000
         Warm-up sweeps per chain (discarded; the HMC step sizes adapt).
     num_samples : int, default=2000
-        Draws per chain; with ``M3LAKSampler(max_extensions=k)``, up to ``k`` times as many more
-        where the training decision values have not converged.
+        Draws per chain; up to ``sampler.max_extensions`` (default 4) times as many more where
+        the training decision values have not converged.
     num_chains : int, default=4
         Chains per one-vs-rest problem (r̂ needs two or more).
     chain_method : {"processes", "sequential", "vectorized", "parallel"}, default="processes"
@@ -196,11 +198,12 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     Notes
     -----
     Check :meth:`convergence_report` before trusting a fit, and continue the chains with
-    :meth:`sample_more`; with ``sampler=M3LAKSampler(max_extensions=k)`` a fit whose training
-    decision values have not converged after ``num_samples`` draws (r̂ > 1.01 or ESS < 400) runs
-    its chains ``num_samples`` draws longer, up to ``k`` times, thinning the kept draws by 2
-    (then 4, ...) past ``2 num_samples`` per chain. Accuracy, convergence and fit times on the
-    project's tasks are on the benchmarks page of the documentation.
+    :meth:`sample_more`. A fit whose training decision values have not converged after
+    ``num_samples`` draws (r̂ > 1.01 or ESS < 400) runs its chains ``num_samples`` draws longer,
+    up to ``sampler.max_extensions`` times (default 4; 0 stops the chains at ``num_samples``),
+    thinning the kept draws by 2 (then 4, ...) past ``2 num_samples`` per chain. Accuracy,
+    convergence and fit times on the project's tasks are on the benchmarks page of the
+    documentation.
 
     References
     ----------
@@ -280,10 +283,10 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
     def paper(cls, **params):
         """The estimator in the setting of Du et al. (2018).
 
-        ``m = 20``, ``M = 100``, the hinge, ``ν0 = m``
+        ``m = 20``, ``M = 100``, the hinge, the DP spectrum, ``ν0 = m``
         (:meth:`M3LAKPriors.paper <bayesmv.models.M3LAKPriors.paper>`), every block once per sweep
         (:meth:`M3LAKSampler.paper <bayesmv.models.M3LAKSampler.paper>`) and 800 + 200 sweeps per
-        chain.
+        chain, not extended.
 
         Parameters
         ----------
@@ -308,7 +311,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
         """
         config = M3LAKConfig.paper(**{name: params[name] for name in MODEL_PARAMETERS if name in params})
         paper = {name: getattr(config, name) for name in MODEL_PARAMETERS}
-        paper.update(num_warmup=800, num_samples=200, priors=config.priors, sampler=config.sampler)
+        paper.update(num_warmup=800, num_samples=200, priors=config.priors, sampler=M3LAKSampler.paper())
         return cls(**{**paper, **params})
 
     def set_params(self, **params):
@@ -705,7 +708,7 @@ class M3LAKClassifier(ClassifierMixin, MultiViewMixin, BaseEstimator):
                     )
             report.info.append(
                 "to extend every chain from where it stopped (no new warm-up, no recompilation): "
-                "clf.sample_more(num_samples), then check again; or fit with "
-                "sampler=M3LAKSampler(max_extensions=4) to extend until the decision values converge"
+                "clf.sample_more(num_samples), then check again; or fit with a larger "
+                "M3LAKSampler(max_extensions=...) to extend further until the decision values converge"
             )
         return report

@@ -244,8 +244,8 @@ def model_config(params):
     Returns
     -------
     config : M3LAKConfig
-        Its model fields, ``priors`` and ``sampler`` (without where the data live), the
-        spectral-scale move off under the Gaussian spectrum (a move of the DP spectrum).
+        Its model fields, ``priors`` and ``sampler`` (without where the data live and how far
+        the chains are extended).
 
     Raises
     ------
@@ -253,8 +253,6 @@ def model_config(params):
         If the config is invalid (:meth:`~bayesmv.models.M3LAKConfig.validate`).
     """
     sampler = resolved(params, "sampler").without_execution()
-    if params["spectral_prior"] != "dp":
-        sampler = sampler.replace(spectral_scale_moves=False)
     own = {name: params[name] for name in MODEL_PARAMETERS}
     return M3LAKConfig(**own, priors=resolved(params, "priors"), sampler=sampler).validate()
 
