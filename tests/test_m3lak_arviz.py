@@ -2,8 +2,9 @@
 dims, posterior predictive replicates, latent axes aligned across draws, and chains continued by
 ``sample_more``.
 
-Two small logistic fits (N = 40, two views, 2 chains) that differ in ``n_latent`` are shared
-by most tests (module-scoped: one compile each).
+Two small logistic fits (N = 40, two views, 2 chains) that differ in ``n_latent`` and in the
+spectrum (the default Gaussian, and the paper's DP) are shared by most tests (module-scoped:
+one compile each).
 """
 
 import warnings
@@ -36,7 +37,7 @@ def _fit(Xs_y=None, **params):
 
 @pytest.fixture(scope="module")
 def fits():
-    return _fit(n_latent=2), _fit(n_latent=3)
+    return _fit(n_latent=2), _fit(n_latent=3, spectral_prior="dp")
 
 
 @pytest.mark.slow
@@ -86,7 +87,9 @@ def test_every_axis_has_a_name_and_coordinates(fits):
     assert post["V_1"].dims == ("chain", "draw", "feature_1", "view_latent")
     assert post["omega"].dims == ("chain", "draw", "frequency", "latent")
     assert post["r"].dims == ("chain", "draw", "view", "latent")
-    assert post["dp_assignments"].dims == ("chain", "draw", "frequency")
+    dp_post = fits[1].inference_data_.posterior  # the DP spectrum's own variables
+    assert dp_post["dp_assignments"].dims == ("chain", "draw", "frequency")
+    assert dp_post["dp_weights"].dims[:2] == ("chain", "draw") and "dp_assignments" not in post
     for group in ("posterior", "log_likelihood", "observed_data"):
         ds = idata[group]
         assert ds["decision" if group == "posterior" else "y"].dims[-1] == "obs_id", group

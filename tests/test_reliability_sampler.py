@@ -106,6 +106,7 @@ def test_m3lak_dp_overflow_and_rhat_are_reported(tiny_problem, monkeypatch):
     est = bayesmv.M3LAKClassifier(
         n_latent=2,
         n_frequencies=5,
+        spectral_prior="dp",
         num_warmup=10,
         num_samples=10,
         num_chains=2,
