@@ -507,9 +507,15 @@ CUT = M3LAKConfig.from_settings(
     label_feedback=False,
     latent_axis_moves=False,
 )
-# the cut with the views' random features in the classifier (M3LAK's default model)
+# the cut with the views' random features in the classifier and the Gaussian spectrum (M3LAK's
+# default model; CUT keeps the DP spectrum)
 CUT_VIEWS = M3LAKConfig.from_settings(
-    CUT, view_features="rff", n_view_frequencies=2, view_lengthscale=0.7, v_view_prior=(3.0, 3.0)
+    CUT,
+    spectral_prior="gaussian",
+    view_features="rff",
+    n_view_frequencies=2,
+    view_lengthscale=0.7,
+    v_view_prior=(3.0, 3.0),
 )
 LATENT_HALF, CLASSIFIER_HALF = ("omega", "dp", "lambda_beta"), ("H", "lvm")
 
