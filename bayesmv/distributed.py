@@ -25,7 +25,7 @@ Forced host devices (``--xla_force_host_platform_device_count``) share the host'
 machine sharding divides the memory per device, not the time. The jaxlib 0.10 CPU deadlock
 between concurrent batched LAPACK calls (see ``bayesmv/__init__.py``) is avoided by the XLA flag
 set at import and by the sampler's unbatched triangular solves; the 4-forced-device tests run
-the default DP spectral prior.
+the DP spectral prior.
 
 JAX's persistent compilation cache and several processes on CPU: an XLA:CPU program whose
 collectives run across processes (through gloo) deadlocks when the processes load it from the

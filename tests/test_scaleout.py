@@ -195,9 +195,9 @@ _FORCED_4 = (
     _TINY_DATA
     + """
 import bayesmv.inference as inf
-kw = dict(n_latent=2, n_frequencies=3, num_warmup=3, num_samples=3, random_state=1,
+kw = dict(n_latent=2, n_frequencies=3, num_warmup=3, num_samples=3, random_state=1, spectral_prior="dp",
           likelihood="hinge", priors=M3LAKPriors(view_features=None, label_feedback=True))
-# (the paper's sampler (hmc_steps_omega) and classifier; its vote makes proba exact)
+# (the paper's spectrum, sampler (hmc_steps_omega) and classifier; its vote makes proba exact)
 def compare(a, b):
     d = {}
     for k in a.posterior_draws_[0]:
@@ -289,12 +289,13 @@ def test_default_chain_method_runs_on_4_devices(forced_4_devices):
 _FORCED_4_DEFAULT_LENGTH = """
 import json, warnings
 import numpy as np, jax, arviz as az
-from bayesmv import M3LAKClassifier
+from bayesmv import M3LAKClassifier, M3LAKSampler
 rng = np.random.default_rng(0)
 N = 10
 Xs = [rng.normal(size=(N, 3)), rng.normal(size=(N, 4))]
 y = (rng.normal(size=N) > 0).astype(int)
-kw = dict(n_latent=2, n_frequencies=3, random_state=1)  # the default chain length: 4 x (1000 + 2000)
+# the default chain length, 4 x (1000 + 2000), not extended (both runs the same length)
+kw = dict(n_latent=2, n_frequencies=3, random_state=1, sampler=M3LAKSampler(max_extensions=0))
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     par = M3LAKClassifier(chain_method="parallel", **kw).fit(Xs, y)
