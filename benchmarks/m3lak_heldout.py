@@ -25,9 +25,9 @@ Rows (all in the same run, on the same split and the same missing blocks):
 - M3LAK rows of the registry ``M3LAK_ROWS`` (``default``, ``paper``, ``dp``: the previous
   defaults, the DP spectrum with chains of the length asked for, as every row below; ``joint``:
   the joint model with the classifier on the shared latent alone, the defaults the issue found,
-  ``linear`` / ``rff``: the
-  joint model whose classifier also sees the views, ``M3LAKPriors.view_features``, ``cut``: the
-  labels do not inform the latents, ``M3LAKPriors.label_feedback=False``, and ``cut_views``: the
+  ``linear`` / ``rff``: the joint model whose classifier also sees the views,
+  ``M3LAKPriors.view_features``, ``cut``: the labels do not inform the latents,
+  ``M3LAKPriors.label_feedback=False``, and ``cut_views``: the
   cut with 500 random features of each view in the classifier, as measured before the default
   became that with ``τ ~ Γ(2, 1)``; name → estimator keyword arguments,
   passed through unchanged; ``"paper"`` means ``M3LAKClassifier.paper()``, and a dict with

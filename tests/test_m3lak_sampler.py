@@ -456,6 +456,7 @@ def test_held_niw_scale_sweeps_as_the_fixed_scale():
             np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_spectral_scale_move_is_a_move_of_the_dp_spectrum():
     """Under the Gaussian spectrum a sweep with ``spectral_scale_moves`` draws what one without
     it draws from the same key (the Gaussian spectrum has no scale to move); under the DP
