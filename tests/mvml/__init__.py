@@ -1,0 +1,1 @@
+"""Tests of ``bayesmv.mvml``."""
