@@ -3,8 +3,8 @@
 missing).
 
 The sampler's exactness with them is tested with the other blocks: the joint (β, γ, Ω) move in
-``test_logistic.py`` (potential, invariance with its power twin, NUTS), the whole sweep
-in ``test_sampler.py`` (Geweke, configuration ``logistic-view-inputs``). Here: the
+``test_m3lak_logistic.py`` (potential, invariance with its power twin, NUTS), the whole sweep
+in ``test_m3lak_sampler.py`` (Geweke, configuration ``logistic-view-inputs``). Here: the
 inputs themselves, the predictive's term, the NumPyro model, the settings' rules, and a fit.
 """
 
@@ -192,7 +192,7 @@ def test_view_weights_stay_in_the_span_of_the_training_inputs():
     """``view_span="training"`` (the default) with fewer training points than inputs (30 points,
     2 × 2 × 20 random features): every draw of ``γ`` lies in the row space of the training inputs,
     up to rounding. (``"full"`` draws the part outside it: the joint model's Geweke configuration
-    with view inputs, ``tests/m3lak/test_sampler.py``, fails without it.)"""
+    with view inputs, ``tests/test_m3lak_sampler.py``, fails without it.)"""
     Xs, y = make_latent_views(n_samples=30, n_features=3, random_state=1)
     clf = M3LAKClassifier(
         n_latent=2,

@@ -2,7 +2,7 @@
 nested parameters, the previous release's names, and the draws unchanged by the move.
 
 The release before the settings objects is run beside this one, on the same machine with the
-same dependencies (``tests/m3lak/reference.py``): the same seeds must give the same draws. Stored draws
+same dependencies (``m3lak_reference``): the same seeds must give the same draws. Stored draws
 would not do: XLA compiles for the host CPU and changes its code between releases, and the
 rounding differences that follow, which a chain amplifies, reached 28 in a decision value.
 """
@@ -17,8 +17,10 @@ import tarfile
 import warnings
 from pathlib import Path
 
+import m3lak_reference
 import numpy as np
 import pytest
+from m3lak_reference import PREVIOUS_RELEASE, RUN, draws_of, reference_task
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
@@ -34,9 +36,6 @@ from bayesmv.m3lak.settings import (
 )
 from bayesmv.models import M3LAKConfig, M3LAKPriors, M3LAKSampler
 from bayesmv.models.m3lak_config import CONSTRAINTS
-
-from . import reference
-from .reference import PREVIOUS_RELEASE, RUN, draws_of, reference_task
 
 
 def test_signature_is_short_and_keyword_only():
@@ -174,7 +173,7 @@ def start_previous_release(tmp_path):
     its draws to the returned path and its messages to ``stderr.txt`` beside it (a file, not a
     pipe that its progress bars could fill while this process fits). The repository's history
     must be here: a clone, not an archive of one commit."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[1]
     try:
         archive = subprocess.run(
             ["git", "-C", str(root), "archive", PREVIOUS_RELEASE, "bayesmv"], capture_output=True
@@ -188,7 +187,7 @@ def start_previous_release(tmp_path):
     path = tmp_path / "draws.npz"
     with open(tmp_path / "stderr.txt", "w") as errors:
         process = subprocess.Popen(
-            [sys.executable, reference.__file__, str(path)],
+            [sys.executable, m3lak_reference.__file__, str(path)],
             env={**os.environ, "PYTHONPATH": str(tmp_path)},
             stderr=errors,
         )

@@ -2,8 +2,8 @@
 through ``E[h_n | x_n]`` given its observed views, and the predictive sees a test point the same way.
 
 The sampler's exactness with it is tested with the other blocks: each row of ``H`` from its
-conditional given the views alone in ``test_conditionals.py`` (brute force, with a power
-check), the whole sweep in ``test_sampler.py`` (Geweke on the joint with the labels drawn,
+conditional given the views alone in ``test_m3lak_conditionals.py`` (brute force, with a power
+check), the whole sweep in ``test_m3lak_sampler.py`` (Geweke on the joint with the labels drawn,
 with its wrong-τ power twin). Here: the settings' rule and a fit, whose stored training decision
 values are the predictive's at the training points.
 """

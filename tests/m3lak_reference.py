@@ -1,11 +1,11 @@
-"""The tiny M3LAK task and run that ``test_settings`` fits with this release and with the
+"""The tiny M3LAK task and run that ``test_m3lak_settings`` fits with this release and with the
 release before the settings objects, which must give the same draws.
 
 Run as a script with that release first on ``PYTHONPATH`` (the test does, in a subprocess), it
 fits that release and writes its draws to the ``.npz`` file its one argument names::
 
     git archive 33f0027^ bayesmv | tar -x -C /tmp/previous-release
-    PYTHONPATH=/tmp/previous-release python tests/m3lak/reference.py /tmp/draws.npz
+    PYTHONPATH=/tmp/previous-release python tests/m3lak_reference.py /tmp/draws.npz
 
 Two tiny fits: that release's defaults, and the paper's setting spelled out parameter by
 parameter as that release documented it.

@@ -5,7 +5,7 @@ against SciPy's multivariate t, the single-site conditional against the normalis
 textbook NIW evidence), the rank-one bookkeeping against statistics from scratch, and the
 update's behaviour (it opens a component for a far frequency and closes a spurious one), and the
 spectral-scale move of (Ω, ψ) (its density against the textbook evidence, exact draws kept exact). The
-whole sweep with this update is covered by the Geweke tests in ``test_sampler.py``."""
+whole sweep with this update is covered by the Geweke tests in ``test_m3lak_sampler.py``."""
 
 import jax
 import jax.numpy as jnp
@@ -446,7 +446,7 @@ def test_spectral_scale_check_detects_a_wrong_step():
 
 def test_spectral_scale_moves_are_on_by_default_and_valid_with_either_spectrum():
     """A move of the DP spectrum, on by default; the Gaussian spectrum (the default) has no scale
-    to move and ignores it (``test_sampler.py``: the same sweep's draws with and without it)."""
+    to move and ignores it (``test_m3lak_sampler``: the same sweep's draws with and without it)."""
     from bayesmv import M3LAKClassifier
     from bayesmv.m3lak.settings import model_config
     from bayesmv.models import M3LAKConfig, M3LAKSampler

@@ -6,7 +6,7 @@ term by term with SciPy (H, W | r, r, Ω | components, NIW for the components in
 Jacobian is the determinant of ``jax.jacfwd`` of the map on every coordinate it moves (the
 precision matrices as their upper triangles): the moves' log densities must equal that
 difference for any scale or shear. The likelihood's invariance is checked on the maps the moves
-apply; the sweep with the moves passes the Geweke tests in ``test_sampler.py``.
+apply; the sweep with the moves passes the Geweke tests in ``test_m3lak_sampler.py``.
 """
 
 import jax

@@ -1,1 +1,0 @@
-"""Tests of M3LAK: the estimator (``bayesmv.m3lak``), its model and its sampler (``bayesmv.inference``)."""
