@@ -27,14 +27,14 @@ Rows (all in the same run, on the same split and the same missing blocks):
   the joint model with the classifier on the shared latent alone, the defaults the issue found,
   ``linear`` / ``rff``: the joint model whose classifier also sees the views,
   ``M3LAKPriors.view_features``, ``cut``: the labels do not inform the latents,
-  ``M3LAKPriors.label_feedback=False``, and ``cut_views``: the
-  cut with 500 random features of each view in the classifier, as measured before the default
-  became that with ``τ ~ Γ(2, 1)``; name → estimator keyword arguments,
-  passed through unchanged; ``"paper"`` means ``M3LAKClassifier.paper()``, and a dict with
-  ``"preset": "paper"`` the paper's preset changed by the dict's other entries), at the estimator's
-  defaults (4 chains, ...) unless the row says otherwise. More rows from the command line: ``--row
-  NAME=JSON``, a JSON dict of keyword arguments whose ``"priors"`` / ``"sampler"`` dicts become
-  ``M3LAKPriors`` / ``M3LAKSampler``, e.g. ``--row 'joint20={"sampler": {"hmc_steps_joint": 20}}'``;
+  ``M3LAKPriors.label_feedback=False``, and ``cut_views``: the cut with 500 random features of
+  each view in the classifier, as measured before the default became that with ``τ ~ Γ(2, 1)``;
+  name → estimator keyword arguments, passed through unchanged; ``"paper"`` means
+  ``M3LAKClassifier.paper()``, and a dict with ``"preset": "paper"`` the paper's preset changed by
+  the dict's other entries), at the estimator's defaults (4 chains, ...) unless the row says
+  otherwise. More rows from the command line: ``--row NAME=JSON``, a JSON dict of keyword
+  arguments whose ``"priors"`` / ``"sampler"`` dicts become ``M3LAKPriors`` / ``M3LAKSampler``,
+  e.g. ``--row 'joint20={"sampler": {"hmc_steps_joint": 20}}'``;
 - ``logreg``: ``LogisticRegressionCV`` (C by 5-fold log loss) on the concatenated standardised
   views; with missing views, zeros (the training mean) in the missing blocks plus one
   missing-indicator column per view;
