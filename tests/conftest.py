@@ -38,7 +38,6 @@ _COMPILE_EVENTS = (
 _CACHE_KEY = pytest.StashKey[collections.Counter]()  # persistent-cache hits, writes, seconds saved
 _CPU_KEY = pytest.StashKey[collections.Counter]()  # test node id -> CPU seconds, subprocesses included
 _current_test = ["(collection)"]  # the node id that compile events are charged to
-_SESSION_CACHE = "BAYESMV_TEST_SESSION_JAX_CACHE"  # the cache directory this test session made
 
 
 def pytest_configure(config):
@@ -55,41 +54,51 @@ def pytest_configure(config):
     )
 
 
-def pytest_unconfigure(config):
-    path = getattr(config, "_bayesmv_cache_tmp", None)
-    if path:
-        import shutil
-
-        shutil.rmtree(path, ignore_errors=True)
+# The suite's persistent compilation cache, kept in the checkout between runs (not in
+# .pytest_cache: pytest-xdist's workers empty that again under --cache-clear, while the other
+# worker may be writing). It is emptied when a run starts with more than _KEPT_CACHE_BYTES in it
+# (one full run writes about 80 MB; every change to a program adds its entries).
+_CACHE_DIR = ".jax_compilation_cache"
+_KEPT_CACHE_BYTES = 2 * 1024**3
+# Programs that XLA compiles in at least this many seconds enter the cache (JAX's default is 1 s:
+# the suite recompiles hundreds of programs of 0.2–1 s after each module's jax.clear_caches()).
+_CACHE_MIN_COMPILE_SECONDS = 0.2
 
 
 def _enable_compilation_cache(config):
-    """JAX's persistent compilation cache in a per-session directory (inherited by subprocesses
-    through ``JAX_COMPILATION_CACHE_DIR``): refits of the same model shape — and the
-    reproducibility test's child process — reuse compiled executables instead of recompiling the
-    M3LAK sweep (tens of seconds each). Results are unchanged (same executable). Set
-    ``BAYESMV_TEST_NO_JAX_CACHE=1`` to disable, or ``JAX_COMPILATION_CACHE_DIR`` to choose the dir
-    (then shared by the pytest-xdist workers, whose cache-counting test may see each other's entries)."""
+    """JAX's persistent compilation cache, shared by the pytest-xdist workers and inherited by
+    subprocesses through ``JAX_COMPILATION_CACHE_DIR``: a program that the suite compiled before,
+    in this run or an earlier one in this checkout, is read instead of compiled. Results are
+    unchanged (the same executable). The directory is ``.jax_compilation_cache`` in the
+    repository's root (a fresh clone starts without it); set ``JAX_COMPILATION_CACHE_DIR`` to
+    choose another, or ``BAYESMV_TEST_NO_JAX_CACHE=1`` to run without the cache."""
     import os
-    import tempfile
 
     if os.environ.get("BAYESMV_TEST_NO_JAX_CACHE"):
         return
+    min_seconds = os.environ.setdefault(
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", str(_CACHE_MIN_COMPILE_SECONDS)
+    )
     path = os.environ.get("JAX_COMPILATION_CACHE_DIR")
-    if not path:
-        path = tempfile.mkdtemp(prefix="bayesmv-jax-cache-")
-        config._bayesmv_cache_tmp = path  # removed at the end of the session
-        os.environ["JAX_COMPILATION_CACHE_DIR"] = os.environ[_SESSION_CACHE] = path
-    worker = os.environ.get("PYTEST_XDIST_WORKER")
-    if worker and path == os.environ.get(_SESSION_CACHE):
-        # each pytest-xdist worker (and its subprocesses) gets its own cache inside the session's:
-        # the cache tests count the entries their own fits add
-        path = os.path.join(path, worker)
+    if not path:  # the controller, or a run without pytest-xdist; the workers inherit the variable
+        path = str(config.rootpath / _CACHE_DIR)
         os.makedirs(path, exist_ok=True)
+        _empty_when_larger(path, _KEPT_CACHE_BYTES)
         os.environ["JAX_COMPILATION_CACHE_DIR"] = path
     import jax
 
     jax.config.update("jax_compilation_cache_dir", path)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", float(min_seconds))
+
+
+def _empty_when_larger(path, max_bytes):
+    """Remove every file in ``path`` when together they hold more than ``max_bytes``."""
+    import os
+
+    files = [entry for entry in os.scandir(path) if entry.is_file()]
+    if sum(entry.stat().st_size for entry in files) > max_bytes:
+        for entry in files:
+            os.remove(entry.path)
 
 
 def _record_compile_time(seconds, cache, program_seconds, program_compiles):
