@@ -60,8 +60,8 @@ def pytest_configure(config):
 # (one full run writes about 80 MB; every change to a program adds its entries).
 _CACHE_DIR = ".jax_compilation_cache"
 _KEPT_CACHE_BYTES = 2 * 1024**3
-# Programs that XLA compiles in at least this many seconds enter the cache (JAX's default is 1 s:
-# the suite recompiles hundreds of programs of 0.2–1 s after each module's jax.clear_caches()).
+# Programs that XLA compiles in at least this many seconds enter the cache (JAX's default is 1 s;
+# the suite compiles hundreds of programs of 0.2–1 s, which a later run then reads).
 _CACHE_MIN_COMPILE_SECONDS = 0.2
 
 
