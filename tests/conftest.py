@@ -57,7 +57,8 @@ def pytest_configure(config):
 # The suite's persistent compilation cache, kept in the checkout between runs (not in
 # .pytest_cache: pytest-xdist's workers empty that again under --cache-clear, while the other
 # worker may be writing). It is emptied when a run starts with more than _KEPT_CACHE_BYTES in it
-# (one full run writes about 80 MB; every change to a program adds its entries).
+# (one full run writes about 80 MB; every change to a program adds its entries): JAX's own bound,
+# jax_compilation_cache_max_size, takes a file lock around every read and write of the cache.
 _CACHE_DIR = ".jax_compilation_cache"
 _KEPT_CACHE_BYTES = 2 * 1024**3
 # Programs that XLA compiles in at least this many seconds enter the cache (JAX's default is 1 s;
